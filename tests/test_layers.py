@@ -1,0 +1,34 @@
+"""The layering rule: games and bots never import Twisted."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+import velhanet
+
+PACKAGE = Path(velhanet.__file__).parent
+
+
+def importsOf(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+class LayerTests(SynchronousTestCase):
+    def test_pureLayersDoNotImportTwisted(self) -> None:
+        checked = 0
+        for layer in ("games", "bots"):
+            for path in sorted((PACKAGE / layer).rglob("*.py")):
+                checked += 1
+                twisted = sorted(n for n in importsOf(path) if n == "twisted" or n.startswith("twisted."))
+                self.assertEqual(twisted, [], f"{path} imports {twisted}")
+        self.assertGreater(checked, 4)
