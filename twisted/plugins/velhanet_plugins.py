@@ -1,7 +1,16 @@
-"""twistd plugins for velhanet: each one only points at a ``*_tap`` module.
+"""twistd plugins for velhanet: each one only points at a ``tap`` module.
 
 No ``__init__.py`` lives in ``twisted/`` or ``twisted/plugins/``: Twisted
 finds this file by scanning every ``twisted/plugins`` directory on sys.path.
 """
 
 from __future__ import annotations
+
+from twisted.application.service import ServiceMaker
+
+velha = ServiceMaker(
+    "velhanet JogoVelha peer",
+    "velhanet.velha.tap",
+    "A JogoVelha LAN tic-tac-toe peer (UDP discovery and invites on 20181, best-of-5 over TCP)",
+    "velha",
+)

@@ -1,0 +1,207 @@
+"""An in-memory LAN for JogoVelha lobbies: datagrams, TCP and time, all fake.
+
+Datagrams are delivered after ``latency`` seconds of the shared
+``task.Clock``, so no lobby is ever re-entered from another's call; a
+filter can drop, duplicate or delay any datagram. TCP connections are
+``twisted.test.iosim`` fake transports pumped on every step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.error import ConnectionRefusedError
+from twisted.internet.protocol import ClientFactory, ServerFactory
+from twisted.internet.task import Clock
+from twisted.test import iosim
+
+from velhanet.games.kinarow import KInARowState
+from velhanet.velha import wire
+from velhanet.velha.frontends import BotFrontEnd
+from velhanet.velha.lobby import Lobby
+
+Datagram = tuple[str, str, bytes]  # (from host, to host, raw)
+
+
+class Recorder:
+    """A front end that writes down everything it hears; answers via ``answer``."""
+
+    def __init__(self, answer: bool | None = None) -> None:
+        self.events: list[tuple[object, ...]] = []
+        self.lobby: Lobby | None = None
+        self.answerWith = answer
+
+    def attach(self, lobby: Lobby) -> None:
+        self.lobby = lobby
+
+    def kinds(self) -> list[object]:
+        return [event[0] for event in self.events]
+
+    def peerOnline(self, nick: str, address: str) -> None:
+        self.events.append(("online", nick, address))
+
+    def peerOffline(self, nick: str, why: str) -> None:
+        self.events.append(("offline", nick, why))
+
+    def invitationReceived(self, nick: str) -> None:
+        self.events.append(("invited", nick))
+
+    def inviteUpdate(self, nick: str, outcome: str, detail: str) -> None:
+        self.events.append(("invite", nick, outcome))
+
+    def matchStarted(self, opponent: str) -> None:
+        self.events.append(("match", opponent))
+
+    def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None:
+        self.events.append(("game", gameNumber, iStart))
+
+    def moved(self, board: KInARowState, position: int, byMe: bool) -> None:
+        self.events.append(("moved", position, byMe))
+
+    def yourTurn(self, board: KInARowState) -> None:
+        self.events.append(("turn",))
+
+    def gameOver(self, result: str, board: KInARowState, score: tuple[int, int]) -> None:
+        self.events.append(("gameOver", result, score))
+
+    def seriesOver(self, result: str, score: tuple[int, int]) -> None:
+        self.events.append(("seriesOver", result, score))
+
+    def matchEnded(self, reason: str) -> None:
+        self.events.append(("ended", reason))
+
+    def notice(self, text: str) -> None:
+        self.events.append(("notice", text))
+
+
+class BotRecorder(Recorder):
+    """A recorder that also plays: a real BotFrontEnd does the moves."""
+
+    def __init__(self, clock: Clock, seed: int, moveDelay: float = 0.3) -> None:
+        super().__init__()
+        self.bot = BotFrontEnd(clock, moveDelay=moveDelay, seed=seed)
+
+    def attach(self, lobby: Lobby) -> None:
+        super().attach(lobby)
+        self.bot.attach(lobby)
+
+    def invitationReceived(self, nick: str) -> None:
+        super().invitationReceived(nick)
+        self.bot.invitationReceived(nick)
+
+    def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None:
+        super().gameStarted(gameNumber, iStart, board)
+        self.bot.gameStarted(gameNumber, iStart, board)
+
+    def yourTurn(self, board: KInARowState) -> None:
+        super().yourTurn(board)
+        self.bot.yourTurn(board)
+
+    def seriesOver(self, result: str, score: tuple[int, int]) -> None:
+        super().seriesOver(result, score)
+        self.bot.seriesOver(result, score)
+
+    def matchEnded(self, reason: str) -> None:
+        super().matchEnded(reason)
+        self.bot.matchEnded(reason)
+
+
+@dataclass
+class _Listener:
+    factory: ServerFactory
+    host: str
+    portNumber: int
+    lan: FakeLan
+    closed: bool = False
+
+    def close(self) -> None:
+        self.closed = True
+        self.lan.listeners.pop((self.host, self.portNumber), None)
+
+
+class _HostNetwork:
+    """The TcpNetwork one host sees."""
+
+    def __init__(self, lan: FakeLan, host: str) -> None:
+        self.lan, self.host = lan, host
+
+    def listen(self, factory: ServerFactory) -> _Listener:
+        self.lan.nextPort += 1
+        listener = _Listener(factory, self.host, self.lan.nextPort, self.lan)
+        self.lan.listeners[(self.host, listener.portNumber)] = listener
+        return listener
+
+    def connect(self, host: str, port: int, factory: ClientFactory) -> Deferred[object]:
+        listener = self.lan.listeners.get((host, port))
+        if listener is None:
+            return fail(ConnectionRefusedError(f"nothing listens on {host}:{port}"))
+        server = listener.factory.buildProtocol(None)
+        client = factory.buildProtocol(None)
+        if server is None or client is None:
+            return fail(ConnectionRefusedError("connection refused by the factory"))
+        serverTransport = iosim.FakeTransport(server, isServer=True)
+        clientTransport = iosim.FakeTransport(client, isServer=False)
+        pump = iosim.connect(server, serverTransport, client, clientTransport, greet=True, clock=self.lan.clock)
+        self.lan.pumps.append(pump)
+        return succeed(client)
+
+
+@dataclass
+class FakeLan:
+    clock: Clock = field(default_factory=Clock)
+    latency: float = 0.01
+    lobbies: dict[str, Lobby] = field(default_factory=dict)
+    listeners: dict[tuple[str, int], _Listener] = field(default_factory=dict)
+    pumps: list[iosim.IOPump] = field(default_factory=list)
+    log: list[Datagram] = field(default_factory=list)
+    filter: Callable[[Datagram], int] | None = None
+    """Returns how many copies of a datagram to deliver (0 = lost, 2 = duplicated)."""
+    nextPort: int = 40000
+
+    def addPeer(self, nick: str, host: str, frontEnd: Recorder, **kwargs: object) -> Lobby:
+        others = [h for h in self.lobbies]
+        lobby = Lobby(
+            nick,
+            clock=self.clock,
+            sendDatagram=lambda raw, addr, host=host: self._send(host, raw, addr),  # type: ignore[misc]
+            network=_HostNetwork(self, host),
+            frontEnd=frontEnd,  # type: ignore[arg-type]
+            announceTargets=kwargs.pop("announceTargets", others or ["255.255.255.255"]),  # type: ignore[arg-type]
+            **kwargs,  # type: ignore[arg-type]
+        )
+        frontEnd.attach(lobby)
+        self.lobbies[host] = lobby
+        return lobby
+
+    def _send(self, source: str, raw: bytes, addr: tuple[str, int]) -> None:
+        datagram = (source, addr[0], raw)
+        self.log.append(datagram)
+        copies = self.filter(datagram) if self.filter is not None else 1
+        for i in range(copies):
+            self.clock.callLater(self.latency * (i + 1), self._deliver, datagram)
+
+    def _deliver(self, datagram: Datagram) -> None:
+        source, destination, raw = datagram
+        targets = self.lobbies.values() if destination == "255.255.255.255" else [self.lobbies.get(destination)]
+        for lobby in targets:
+            if lobby is not None:
+                lobby.datagramReceived(raw, source)
+
+    def run(self, seconds: float, step: float = 0.01) -> None:
+        """Advance time in small steps, pumping every TCP connection after each."""
+        for _ in range(round(seconds / step)):
+            self.clock.advance(step)
+            self.pump()
+
+    def pump(self) -> None:
+        for pump in list(self.pumps):
+            pump.pump()
+
+    def sent(self, source: str, kind: type[object]) -> list[object]:
+        """Decoded datagrams of one kind sent by ``source``."""
+        return [m for s, _, raw in self.log if s == source and isinstance(m := wire.decode(raw), kind)]
+
+    def openListeners(self) -> list[_Listener]:
+        return list(self.listeners.values())
