@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -226,6 +228,30 @@ class HandshakeTests(SynchronousTestCase):
         self.assertEqual(len(self.lan.pumps), 1)
         self.assertEqual(self.ana.kinds().count("seriesOver"), 1)
         self.finishAndCheckClean()
+
+    def test_eachKindDuplicated(self) -> None:
+        for kind in (wire.Invite, wire.InviteAnswer, wire.InviteAck):
+            self.setUp()
+            self.lan.filter = lambda d, kind=kind: 2 if isKind(d, kind) else 1  # type: ignore[misc]
+            self.a.invite("Bo")
+            self.lan.run(3)
+            self.assertEqual((self.matchCount(self.ana), self.matchCount(self.bo), len(self.lan.pumps)), (1, 1, 1))
+
+    def test_lostDuplicatedAndReordered(self) -> None:
+        """Random loss, duplication and reordering never make two matches nor leave a port open."""
+        for seed in range(20):
+            self.setUp()
+            chaos = random.Random(seed)
+            self.lan.jitter = chaos
+            self.lan.filter = lambda d, chaos=chaos: chaos.choice((0, 1, 1, 2, 3))  # type: ignore[misc]
+            self.a.invite("Bo")
+            self.lan.run(40, step=0.05)
+            self.assertLessEqual(len(self.lan.pumps), 1, seed)
+            self.assertLessEqual(self.matchCount(self.ana), 1, seed)
+            self.assertEqual(self.matchCount(self.ana), self.matchCount(self.bo), seed)
+            self.a.stop()
+            self.b.stop()
+            self.finishAndCheckClean()
 
     def test_lateMsg05AfterCompletion(self) -> None:
         self.a.invite("Bo")

@@ -8,6 +8,7 @@ filter can drop, duplicate or delay any datagram. TCP connections are
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -159,6 +160,8 @@ class FakeLan:
     filter: Callable[[Datagram], int] | None = None
     """Returns how many copies of a datagram to deliver (0 = lost, 2 = duplicated)."""
     nextPort: int = 40000
+    jitter: random.Random | None = None
+    """When set, each copy is delayed by a random extra 0-0.5 s: datagrams get reordered."""
 
     def addPeer(self, nick: str, host: str, frontEnd: Recorder, **kwargs: object) -> Lobby:
         others = [h for h in self.lobbies]
@@ -180,7 +183,8 @@ class FakeLan:
         self.log.append(datagram)
         copies = self.filter(datagram) if self.filter is not None else 1
         for i in range(copies):
-            self.clock.callLater(self.latency * (i + 1), self._deliver, datagram)
+            extra = self.jitter.uniform(0, 0.5) if self.jitter is not None else 0.0
+            self.clock.callLater(self.latency * (i + 1) + extra, self._deliver, datagram)
 
     def _deliver(self, datagram: Datagram) -> None:
         source, destination, raw = datagram
