@@ -14,3 +14,10 @@ velha = ServiceMaker(
     "A JogoVelha LAN tic-tac-toe peer (UDP discovery and invites on 20181, best-of-5 over TCP)",
     "velha",
 )
+
+gambitServer = ServiceMaker(
+    "velhanet Gambit server",
+    "velhanet.gambit.tap",
+    "A Gambit chess relay server (JSON over TCP on 22022), compatible with the original Go client",
+    "gambit-server",
+)

@@ -1,0 +1,421 @@
+"""Gambit: codec and framing, every server command path, bad input, validation,
+a full game to mate, disconnects, isolation between games, and the client."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import chess
+from twisted.internet.address import IPv4Address
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
+from twisted.test import iosim
+from twisted.trial.unittest import SynchronousTestCase
+
+from velhanet.gambit.client import ClientSession, GambitClientProtocol, chooseBotMove
+from velhanet.gambit.server import MAX_QUEUED, GambitServerFactory, GambitServerProtocol
+from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
+from velhanet.games.chessgame import ChessRules, parseMove
+from velhanet.games.interfaces import IllegalMove
+
+FOOLS_MATE = ["f2f3", "e7e5", "g2g4", "d8h4"]
+
+
+class WireTests(SynchronousTestCase):
+    def decode(self, *chunks: bytes) -> list[object]:
+        decoder = JsonStreamDecoder()
+        out: list[object] = []
+        for chunk in chunks:
+            out += [item for _, item in decoder.feed(chunk)]
+        return out
+
+    def test_encodeLikeGo(self) -> None:
+        self.assertEqual(encode(Message(1, "alice", "e215")), b'{"Cmd":1,"User":"alice","Args":"e215"}\n')
+        self.assertEqual(encode(Message(0, "", "<a&b>")), b'{"Cmd":0,"User":"","Args":"\\u003ca\\u0026b\\u003e"}\n')
+        self.assertEqual(encode(Message(1, "José", "")), '{"Cmd":1,"User":"José","Args":""}\n'.encode())
+
+    def test_backToBackSplitAndWhitespace(self) -> None:
+        data = b'{"Cmd":2,"User":"a","Args":""}  \n\t{"cmd":4,"user":"a","args":"ab12:e2e4"}{"CMD":5}'
+        expected = [Message(2, "a", ""), Message(4, "a", "ab12:e2e4"), Message(5, "", "")]
+        self.assertEqual(self.decode(data), expected)
+        for cut in range(1, len(data)):
+            self.assertEqual(self.decode(data[:cut], data[cut:]), expected, cut)
+
+    def test_unicodeSplitInsideACharacter(self) -> None:
+        raw = '{"Cmd":2,"User":"Müller ♞","Args":""}'.encode()
+        cut = raw.index("♞".encode()) + 1
+        self.assertEqual(self.decode(raw[:cut], raw[cut:]), [Message(2, "Müller ♞", "")])
+
+    def test_literalsAndNumbersSplit(self) -> None:
+        self.assertEqual(self.decode(b'{"Cmd":4,"x":tr', b'ue,"Args":"e4"}'), [Message(4, "", "e4")])
+        self.assertEqual(self.decode(b'{"Cmd":', b"4}"), [Message(4, "", "")])
+
+    def test_badInputThenRecovery(self) -> None:
+        items = self.decode(b'nonsense\n{"Cmd":"2"}[1,2]\n{"Cmd":4,"User":7}{"Cmd":1,"Args":"ok"}')
+        kinds = [type(i).__name__ for i in items]
+        self.assertEqual(
+            kinds, ["MalformedMessage", "MalformedMessage", "MalformedMessage", "MalformedMessage", "Message"]
+        )
+        self.assertIn("'cmd' must be an integer", str(items[1]))
+        self.assertIn("'user' must be a string", str(items[3]))
+
+    def test_invalidJson(self) -> None:
+        items = self.decode(b'{"Cmd": 1 2}\n{"Cmd":1}')
+        self.assertIn("invalid JSON", str(items[0]))
+        self.assertEqual(items[1], Message(1))
+
+    def test_cmdRange(self) -> None:
+        self.assertIn("from 0 to 255", str(self.decode(b'{"Cmd":300}')[0]))
+        self.assertIn("must be an integer", str(self.decode(b'{"Cmd":true}')[0]))
+
+    def test_oversizeIsFatal(self) -> None:
+        items = self.decode(b'{"Cmd":4,"Args":"' + b"x" * 5000)
+        self.assertEqual(len(items), 1)
+        assert isinstance(items[0], MalformedMessage)
+        self.assertTrue(items[0].fatal)
+
+
+class ChessParsingTests(SynchronousTestCase):
+    def test_everyNotation(self) -> None:
+        board = chess.Board()
+        e4 = chess.Move.from_uci("e2e4")
+        self.assertEqual(parseMove(board, "e215:e2e4", "e215"), e4)
+        self.assertEqual(parseMove(board, "e2e4"), e4)
+        self.assertEqual(parseMove(board, "e4"), e4)
+        after = board.copy()
+        after.push(e4)
+        self.assertEqual(parseMove(board, after.fen()), e4)
+
+    def test_refusals(self) -> None:
+        board = chess.Board()
+        for text, fragment in [
+            ("e2e5", "not legal here"),
+            ("e3e4", "no piece on e3"),
+            ("e7e5", "is not White's"),
+            ("Qh5", "not legal in this position"),
+            ("zz", "is not a move"),
+            ("ab12:e2e4", "this game is 'e215'"),
+            ("", "empty"),
+            ("8/8/8/8/8/8/8/8 w - - 0 1", "no legal move leads"),
+        ]:
+            error = self.assertRaises(IllegalMove, parseMove, board, text, "e215")
+            self.assertIn(fragment, str(error), text)
+
+    def test_engineInterface(self) -> None:
+        state = ChessRules().initial()
+        for move in FOOLS_MATE:
+            state = state.apply(move)
+        assert state.outcome is not None
+        self.assertEqual(state.outcome.winner, 1)
+        self.assertEqual(state.outcome.reason, "Black wins by checkmate")
+        self.assertRaises(IllegalMove, state.apply, "e2e4")
+        self.assertRaises(IllegalMove, ChessRules().initial().apply, "e2e4", 1)
+
+
+class FakeClient:
+    """One connection to the server on a StringTransport."""
+
+    def __init__(self, server: ServerHarness, port: int) -> None:
+        self.harness = server
+        self.protocol: GambitServerProtocol = server.factory.buildProtocol(None)
+        self.transport = StringTransport(peerAddress=IPv4Address("TCP", "127.0.0.1", port))
+        self.protocol.makeConnection(self.transport)
+        self.writes: list[bytes] = []
+
+    def send(self, **fields: object) -> None:
+        self.protocol.dataReceived(json.dumps(fields).encode())
+
+    def received(self) -> list[Message]:
+        """Let time pass (paced writes flush), then decode everything written so far."""
+        for _ in range(MAX_QUEUED + 2):
+            self.harness.clock.advance(0.06)
+        data = self.transport.value()
+        self.transport.clear()
+        return [item for _, item in JsonStreamDecoder().feed(data)]  # type: ignore[misc]
+
+
+class ServerHarness:
+    def __init__(self, validate: bool = True) -> None:
+        self.clock = Clock()
+        self.factory = GambitServerFactory(self.clock, validate=validate)
+        self.ports = iter(range(50000, 60000))
+
+    def client(self) -> FakeClient:
+        return FakeClient(self, next(self.ports))
+
+    def game(self) -> tuple[FakeClient, FakeClient, str]:
+        white, black = self.client(), self.client()
+        white.send(cmd=2, user="alice", args="")
+        gameId = white.received()[0].args
+        black.send(cmd=3, user="bob", args=gameId)
+        white.received(), black.received()
+        return white, black, gameId
+
+
+class ServerTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.server = ServerHarness()
+
+    def test_createAndJoin(self) -> None:
+        white, black = self.server.client(), self.server.client()
+        white.send(Cmd=2, User="alice", Args="ignored")
+        [ok] = white.received()
+        self.assertEqual((ok.cmd, ok.user), (Cmd.OK, "alice"))
+        self.assertRegex(ok.args, r"^[0-9a-f]{4}$")
+        black.send(cmd=3, user="bob", args=ok.args.upper())
+        self.assertEqual(black.received(), [Message(Cmd.OK, "bob", "alice")])
+        self.assertEqual(white.received(), [Message(Cmd.OK, "bob", "bob")])
+
+    def test_joinRefusals(self) -> None:
+        white, black, gameId = self.server.game()
+        third = self.server.client()
+        third.send(cmd=3, user="carol", args="zzzz")
+        self.assertIn("there is no open game 'zzzz'", third.received()[0].args)
+        third.send(cmd=3, user="carol", args=gameId)
+        self.assertIn("already has two players", third.received()[0].args)
+        other = self.server.client()
+        other.send(cmd=2, user="dave", args="")
+        otherId = other.received()[0].args
+        other.send(cmd=3, user="dave", args=otherId)
+        self.assertIn("already in game", other.received()[0].args)
+        same = self.server.client()
+        same.send(cmd=3, user="dave", args=otherId)
+        [error] = same.received()
+        self.assertEqual(error.cmd, Cmd.ERROR)
+        self.assertIn("same name as your opponent", error.args)
+        self.assertEqual(other.received(), [])  # the join did not happen
+        nameless = self.server.client()
+        nameless.send(cmd=2, user="  ", args="")
+        self.assertIn("user name is required", nameless.received()[0].args)
+
+    def test_uniqueIds(self) -> None:
+        ids = set()
+        for _ in range(300):
+            client = self.server.client()
+            client.send(cmd=2, user="x", args="")
+            ids.add(client.received()[0].args)
+        self.assertEqual(len(ids), 300)
+
+    def test_moveRelayedUnchangedWithConnectionName(self) -> None:
+        white, black, gameId = self.server.game()
+        white.send(Cmd=4, User="mallory", Args=f"{gameId}:e2e4")
+        self.assertEqual(black.transport.value(), f'{{"Cmd":4,"User":"alice","Args":"{gameId}:e2e4"}}\n'.encode())
+        self.assertEqual(white.received(), [])  # the server does not answer a move
+
+    def test_turnAndLegality(self) -> None:
+        white, black, gameId = self.server.game()
+        black.send(cmd=4, user="bob", args="e7e5")
+        self.assertEqual(black.received()[0].args, "not your turn: White is to move")
+        white.send(cmd=4, user="alice", args="e2e5")
+        self.assertIn("move refused: e2e5 is not legal here", white.received()[0].args)
+        self.assertEqual(black.received(), [])
+        white.send(cmd=4, user="alice", args="Nf3")
+        self.assertEqual(black.received(), [Message(Cmd.MOVE, "alice", "Nf3")])
+
+    def test_fenAndSanAccepted(self) -> None:
+        white, black, gameId = self.server.game()
+        board = chess.Board()
+        board.push_uci("e2e4")
+        white.send(cmd=4, user="alice", args=board.fen())
+        self.assertEqual(black.received()[0].args, board.fen())
+        black.send(cmd=4, user="bob", args="e5")
+        self.assertEqual(white.received()[0].args, "e5")
+
+    def test_fullGameToMate(self) -> None:
+        white, black, gameId = self.server.game()
+        players = [white, black]
+        for i, move in enumerate(FOOLS_MATE):
+            players[i % 2].send(cmd=4, user="x", args=f"{gameId}:{move}")
+        self.assertEqual(white.received()[-1], Message(Cmd.END, "", "Black wins by checkmate (0-1)"))
+        self.assertEqual(black.received()[-1], Message(Cmd.END, "", "Black wins by checkmate (0-1)"))
+        self.assertNotIn(gameId, self.server.factory.games)
+        # The original client then says "I am mated" with END: silently ignored.
+        white.send(cmd=5, user="alice", args="")
+        self.assertEqual(white.received(), [])
+
+    def test_noTwoWritesInTheSameInstant(self) -> None:
+        """The mating MOVE and the END go to White 10 ms apart, never in one write."""
+        white, black, gameId = self.server.game()
+        for i, move in enumerate(FOOLS_MATE[:3]):
+            [white, black][i % 2].send(cmd=4, user="x", args=move)
+        white.received(), black.received()
+        black.send(cmd=4, user="bob", args="d8h4")
+        first = white.transport.value()
+        self.assertEqual(first, b'{"Cmd":4,"User":"bob","Args":"d8h4"}\n')
+        self.server.clock.advance(0.009)
+        self.assertEqual(white.transport.value(), first)
+        self.server.clock.advance(0.002)
+        self.assertIn(b'"Cmd":5', white.transport.value())
+
+    def test_endRelayedToOpponent(self) -> None:
+        white, black, gameId = self.server.game()
+        black.send(cmd=5, user="bob", args="")
+        self.assertEqual(white.received(), [Message(Cmd.END, "bob", "alice ha ganado la partida")])
+        self.assertNotIn(gameId, self.server.factory.games)
+
+    def test_disconnectSendsEnd(self) -> None:
+        white, black, gameId = self.server.game()
+        white.protocol.connectionLost()
+        self.assertEqual(black.received(), [Message(Cmd.END, "alice", "El jugador alice ha abandonado la partida")])
+        self.assertEqual(self.server.factory.games, {})
+
+    def test_creatorLeavesBeforeJoin(self) -> None:
+        white = self.server.client()
+        white.send(cmd=2, user="alice", args="")
+        white.received()
+        white.protocol.connectionLost()
+        self.assertEqual(self.server.factory.games, {})
+
+    def test_drawExtension(self) -> None:
+        white, black, gameId = self.server.game()
+        white.send(cmd=6, user="alice", args="")
+        self.assertEqual(black.received(), [Message(Cmd.DRAW, "alice", "alice offers a draw")])
+        black.send(cmd=6, user="bob", args="")
+        self.assertEqual(white.received(), [Message(Cmd.END, "", "draw by agreement (1/2-1/2)")])
+
+    def test_moveClearsDrawOffer(self) -> None:
+        white, black, gameId = self.server.game()
+        white.send(cmd=6, user="alice", args="")
+        black.send(cmd=4, user="bob", args="e5")  # not its turn: refused, offer stands
+        white.send(cmd=4, user="alice", args="e4")
+        black.received()
+        black.send(cmd=6, user="bob", args="")
+        self.assertEqual(white.received()[-1].cmd, Cmd.DRAW)  # a new offer, not an acceptance
+
+    def test_messagesOutsideAGame(self) -> None:
+        client = self.server.client()
+        for cmd, text in ((4, "MOVE outside a game"), (5, "END outside a game"), (6, "DRAW outside a game")):
+            client.send(cmd=cmd, user="x", args="e4")
+            self.assertIn(text, client.received()[0].args)
+        client.send(cmd=9)
+        self.assertIn("unknown cmd 9", client.received()[0].args)
+
+    def test_beforeOpponent(self) -> None:
+        white = self.server.client()
+        white.send(cmd=2, user="alice", args="")
+        white.received()
+        white.send(cmd=4, user="alice", args="e4")
+        self.assertIn("has no opponent yet", white.received()[0].args)
+
+    def test_badJsonKeepsConnectionOversizeCloses(self) -> None:
+        client = self.server.client()
+        client.protocol.dataReceived(b"{oops}\n")
+        self.assertIn("bad message: invalid JSON", client.received()[0].args)
+        self.assertFalse(client.transport.disconnecting)
+        client.protocol.dataReceived(b'{"Cmd":4,"Args":"' + b"x" * 5000)
+        self.assertIn("over 4096", client.received()[0].args)
+        self.assertTrue(client.transport.disconnecting)
+
+    def test_clientThatNeverReadsIsClosed(self) -> None:
+        client = self.server.client()
+        client.protocol.pauseProducing()  # its socket buffer is full
+        for _ in range(MAX_QUEUED + 1):
+            client.send(cmd=9)
+        self.assertTrue(client.transport.disconnecting)
+
+    def test_twoGamesNoCrossTalk(self) -> None:
+        a1, a2, idA = self.server.game()
+        b1, b2, idB = self.server.game()
+        a1.send(cmd=4, user="alice", args="e4")
+        b1.send(cmd=4, user="alice", args="d4")
+        self.assertEqual([m.args for m in a2.received()], ["e4"])
+        self.assertEqual([m.args for m in b2.received()], ["d4"])
+        a2.protocol.connectionLost()
+        self.assertEqual(b1.received(), [])
+        self.assertEqual(list(self.server.factory.games), [idB])
+
+    def test_noValidation(self) -> None:
+        server = ServerHarness(validate=False)
+        white, black, gameId = server.game()
+        black.send(cmd=4, user="bob", args="anything at all")
+        self.assertEqual(white.received(), [Message(Cmd.MOVE, "bob", "anything at all")])
+
+
+class ClientAgainstServerTests(SynchronousTestCase):
+    """Two velhanet client sessions (bots) against the server, connected with iosim."""
+
+    def test_botsPlayToTheEnd(self) -> None:
+        clock = Clock()
+        factory = GambitServerFactory(clock)
+        pumps: list[iosim.IOPump] = []
+        finished: dict[str, int] = {}
+        sessions: dict[str, ClientSession] = {}
+
+        def connect(user: str, gameId: str | None, seed: int) -> ClientSession:
+            holder: list[GambitClientProtocol] = []
+            session = ClientSession(
+                user,
+                gameId,
+                send=lambda m: holder[0].send(m),
+                say=lambda t: None,
+                finish=lambda code: finished.setdefault(user, code),
+                clock=clock,
+                bot=random.Random(seed),
+                botDelay=0.01,
+            )
+            client = GambitClientProtocol(session, trace=False)
+            holder.append(client)
+            server = factory.buildProtocol(None)
+            pumps.append(
+                iosim.connect(server, iosim.makeFakeServer(server), client, iosim.makeFakeClient(client), clock=clock)
+            )
+            sessions[user] = session
+            return session
+
+        def run(seconds: float) -> None:
+            for _ in range(int(seconds / 0.01)):
+                clock.advance(0.01)
+                for pump in pumps:
+                    pump.pump()
+
+        alice = connect("alice", None, 1)
+        run(0.2)
+        self.assertEqual(alice.phase, "waiting")
+        connect("bob", alice.gameId, 2)
+        run(600)
+        self.assertEqual(finished, {"alice": 0, "bob": 0})
+        self.assertEqual(factory.games, {})
+        self.assertTrue(alice.board.is_game_over(claim_draw=True))
+        self.assertEqual(alice.board.fen(), sessions["bob"].board.fen())
+
+    def test_botIsNotRandom(self) -> None:
+        board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")  # back-rank mate in one
+        self.assertEqual(chooseBotMove(board, random.Random(0)), chess.Move.from_uci("a1a8"))
+        board = chess.Board("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1")  # free queen
+        self.assertEqual(chooseBotMove(board, random.Random(0)), chess.Move.from_uci("e4d5"))
+
+    def test_joinErrorEndsClient(self) -> None:
+        codes: list[int] = []
+        lines: list[str] = []
+        session = ClientSession(
+            "bob", "zzzz", send=lambda m: None, say=lines.append, finish=codes.append, clock=Clock()
+        )
+        session.connected()
+        session.received(Message(Cmd.ERROR, "", "there is no open game 'zzzz'"))
+        self.assertEqual(codes, [1])
+        self.assertIn("The server refused: there is no open game 'zzzz'", lines)
+
+    def test_joinTimeoutAgainstOriginalServer(self) -> None:
+        clock, codes = Clock(), []
+        session = ClientSession(
+            "bob", "zzzz", send=lambda m: None, say=lambda t: None, finish=codes.append, clock=clock
+        )
+        session.connected()
+        clock.advance(10)
+        self.assertEqual(codes, [1])
+
+    def test_movesGoOutAsIdColonUci(self) -> None:
+        sent: list[Message] = []
+        session = ClientSession(
+            "alice", None, send=sent.append, say=lambda t: None, finish=lambda c: None, clock=Clock()
+        )
+        session.connected()
+        session.received(Message(Cmd.OK, "alice", "e215"))
+        session.received(Message(Cmd.OK, "bob", "bob"))
+        session.command("Nf3")
+        self.assertEqual(sent[-1], Message(Cmd.MOVE, "alice", "e215:g1f3"))
+        session.command("e5")
+        self.assertEqual(len(sent), 2)  # not our turn: nothing sent
+        session.received(Message(Cmd.MOVE, "bob", "e215:e7e5"))
+        self.assertEqual(session.board.peek(), chess.Move.from_uci("e7e5"))

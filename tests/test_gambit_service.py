@@ -1,0 +1,131 @@
+"""gambit-server plugin and options; gambit-client as a real process against a real server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from twisted.application.service import IServiceMaker
+from twisted.internet import reactor
+from twisted.internet.defer import inlineCallbacks
+from twisted.internet.task import deferLater
+from twisted.plugin import getPlugins
+from twisted.trial.unittest import SynchronousTestCase, TestCase
+
+from velhanet.gambit.client import parseArguments
+from velhanet.gambit.tap import Options, makeService
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class OptionsTests(SynchronousTestCase):
+    def test_defaults(self) -> None:
+        options = Options()
+        options.parseOptions([])
+        self.assertEqual(options["listen"], "tcp:22022")
+        self.assertFalse(options["no-validate"])
+        self.assertEqual(options["spacing"], 0.01)
+
+    def test_pluginAndService(self) -> None:
+        names = {p.tapname for p in getPlugins(IServiceMaker)}
+        self.assertIn("gambit-server", names)
+        options = Options()
+        options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--no-validate", "--trace"])
+        service = makeService(options)
+        self.assertFalse(service.factory.validate)  # type: ignore[attr-defined]
+
+    def test_clientArguments(self) -> None:
+        arguments = parseArguments(["--user", "bob", "--game", "e215", "--port", "1234", "--bot"])
+        self.assertEqual((arguments.user, arguments.game, arguments.port, arguments.bot), ("bob", "e215", 1234, True))
+
+
+def python(*args: str) -> list[str]:
+    return [sys.executable, *args]
+
+
+class RealProcessesTests(TestCase):
+    """``twistd -n gambit-server`` and two ``gambit-client --bot`` processes play a whole game."""
+
+    timeout = 120
+
+    @inlineCallbacks
+    def test_botsPlayAGameThroughARealServer(self):  # type: ignore[no-untyped-def]
+        environment = dict(os.environ, PYTHONPATH=str(ROOT))
+        tmp = Path(self.mktemp()).resolve()
+        tmp.mkdir()
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = subprocess.Popen(
+            python(
+                "-c",
+                "from twisted.scripts.twistd import run; run()",
+                "-n",
+                "--pidfile=",
+                "-l",
+                str(tmp / "s.log"),
+                "gambit-server",
+                "--listen",
+                f"tcp:{port}:interface=127.0.0.1",
+            ),
+            cwd=ROOT,
+            env=environment,
+        )
+        self.addCleanup(server.terminate)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port)).close()
+                break
+            except OSError:
+                yield deferLater(reactor, 0.1, lambda: None)
+        client = [
+            *python("-c", "from velhanet.gambit.client import main; main()"),
+            "--port",
+            str(port),
+            "--bot",
+            "--bot-delay",
+            "0.01",
+        ]
+        alice = subprocess.Popen(
+            [*client, "--user", "alice", "--seed", "1"],
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        self.addCleanup(alice.kill)
+        first = alice.stdout.readline() if alice.stdout else ""
+        self.assertRegex(first, r"^Game [0-9a-f]{4} created")
+        gameId = first.split()[1]
+        bob = subprocess.Popen(
+            [*client, "--user", "bob", "--game", gameId, "--seed", "2"],
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        self.addCleanup(bob.kill)
+        for _ in range(900):
+            if alice.poll() is not None and bob.poll() is not None:
+                break
+            yield deferLater(reactor, 0.1, lambda: None)
+        self.assertEqual((alice.returncode, bob.returncode), (0, 0))
+        outputs = [p.stdout.read() if p.stdout else "" for p in (alice, bob)]
+        for output in outputs:
+            self.assertIn("GAME OVER:", output)
+        unreachable = subprocess.run(
+            [*client, "--user", "x", "--port", "1"],
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        self.assertEqual(unreachable.returncode, 2)
+        self.assertIn("Cannot reach the Gambit server at localhost:1", unreachable.stdout)

@@ -1,0 +1,168 @@
+"""One Gambit game on the server: an automat machine from CREATE to its end.
+
+States: ``waiting`` (White created it, no opponent yet) → ``playing`` →
+``over``. The room decides whose turn it is and whether a move is legal
+(with validation on, by the ``chess`` library), relays what the text says
+to relay, and tells both players when the game ends. It talks to players
+only through the narrow L{Player} interface; the protocol provides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import chess
+from automat import TypeMachine, TypeMachineBuilder
+from twisted.logger import Logger
+
+from velhanet.gambit.wire import Cmd, Message
+from velhanet.games.chessgame import describeOutcome, gameOutcome, parseMove
+from velhanet.games.interfaces import IllegalMove
+
+
+class Player(Protocol):
+    """A connection as a room sees it."""
+
+    name: str
+
+    def send(self, message: Message) -> None: ...
+
+    def leaveRoom(self) -> None:
+        """The room is over for this player (it may CREATE or JOIN again)."""
+
+
+class Room(Protocol):
+    def join(self, black: Player) -> None:
+        "A second player joined: the game starts."
+
+    def move(self, player: Player, args: str) -> None:
+        "MOVE from one of the players."
+
+    def end(self, player: Player, args: str) -> None:
+        "END from one of the players: it abandons (or, the original client, says it is mated)."
+
+    def draw(self, player: Player, args: str) -> None:
+        "DRAW (extension): offer, or accept the opponent's offer."
+
+    def leave(self, player: Player) -> None:
+        "The player's connection closed."
+
+    def _finish(self, text: str) -> None:
+        "private: the game is decided; tell both and close the room."
+
+
+@dataclass
+class RoomCore:
+    gameId: str
+    white: Player
+    validate: bool
+    removeRoom: Callable[[str], None]
+    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gambit.room"))
+    black: Player | None = None
+    board: chess.Board = field(default_factory=chess.Board)
+    drawOfferBy: Player | None = None
+
+    def opponentOf(self, player: Player) -> Player | None:
+        return self.black if player is self.white else self.white
+
+    def relay(self, sender: Player, cmd: Cmd, args: str) -> None:
+        """To the opponent of the connection that sent it, as that connection's name."""
+        opponent = self.opponentOf(sender)
+        if opponent is not None:
+            opponent.send(Message(cmd, sender.name, args))
+
+
+def _buildRoom() -> TypeMachine[Room, RoomCore]:
+    builder = TypeMachineBuilder(Room, RoomCore)
+    waiting = builder.state("waiting")
+    playing = builder.state("playing")
+    over = builder.state("over")
+
+    for ignored in (Room.join, Room.move, Room.end, Room.draw, Room.leave, Room._finish):
+        over.upon(ignored).loop().returns(None)
+
+    @waiting.upon(Room.join).to(playing)
+    def start(inputs: Room, core: RoomCore, black: Player) -> None:
+        core.black = black
+        black.send(Message(Cmd.OK, black.name, core.white.name))
+        core.white.send(Message(Cmd.OK, black.name, black.name))
+
+    @waiting.upon(Room.move).loop()
+    @waiting.upon(Room.end).loop()
+    @waiting.upon(Room.draw).loop()
+    def tooEarly(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+        player.send(Message(Cmd.ERROR, "", f"game {core.gameId} has no opponent yet: wait for the OK with its name"))
+
+    @waiting.upon(Room.leave).to(over)
+    def creatorLeft(inputs: Room, core: RoomCore, player: Player) -> None:
+        core.removeRoom(core.gameId)
+
+    @playing.upon(Room.move).loop()
+    def move(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+        if not core.validate:
+            core.drawOfferBy = None
+            core.relay(player, Cmd.MOVE, args)
+            return
+        colour = chess.WHITE if player is core.white else chess.BLACK
+        if core.board.turn != colour:
+            player.send(Message(Cmd.ERROR, "", f"not your turn: {'White' if core.board.turn else 'Black'} is to move"))
+            return
+        try:
+            chosen = parseMove(core.board, args, core.gameId)
+        except IllegalMove as error:
+            player.send(Message(Cmd.ERROR, "", f"move refused: {error}"))
+            return
+        core.board.push(chosen)
+        core.drawOfferBy = None
+        core.relay(player, Cmd.MOVE, args)
+        outcome = gameOutcome(core.board)
+        if outcome is not None:
+            inputs._finish(f"{describeOutcome(outcome)} ({_pgnResult(outcome)})")
+
+    @playing.upon(Room.end).to(over)
+    def abandoned(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+        opponent = core.opponentOf(player)
+        assert opponent is not None
+        text = args or f"{opponent.name} ha ganado la partida"
+        core.relay(player, Cmd.END, text)
+        _close(core)
+
+    @playing.upon(Room.draw).loop()
+    def draw(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+        if core.drawOfferBy is not None and core.drawOfferBy is not player:
+            inputs._finish("draw by agreement (1/2-1/2)")
+            return
+        core.drawOfferBy = player
+        core.relay(player, Cmd.DRAW, args or f"{player.name} offers a draw")
+
+    @playing.upon(Room.leave).to(over)
+    def left(inputs: Room, core: RoomCore, player: Player) -> None:
+        core.relay(player, Cmd.END, f"El jugador {player.name} ha abandonado la partida")
+        _close(core)
+
+    @playing.upon(Room._finish).to(over)
+    def finish(inputs: Room, core: RoomCore, text: str) -> None:
+        core.log.info("game {gameId} over: {result}", gameId=core.gameId, result=text)
+        for player in (core.white, core.black):
+            if player is not None:
+                player.send(Message(Cmd.END, "", text))
+        _close(core)
+
+    waiting.upon(Room._finish).loop().returns(None)
+    return builder.build()
+
+
+def _close(core: RoomCore) -> None:
+    for player in (core.white, core.black):
+        if player is not None:
+            player.leaveRoom()
+    core.removeRoom(core.gameId)
+
+
+def _pgnResult(outcome: chess.Outcome) -> str:
+    return outcome.result()
+
+
+RoomMachine = _buildRoom()

@@ -1,0 +1,176 @@
+"""Chess behind velhanet's game interface, with the rules of the ``chess`` library.
+
+No chess rule is written here: legality, check, mate, stalemate and the draw
+rules all come from python-chess. What this module adds is the Gambit view
+of a move: the text a client sends may be ``<gameid>:<uci>`` (the original
+Go client), a FEN of the position after the move (the draft protocol text),
+plain UCI (``e2e4``, ``e7e8q``) or SAN (``Nf3``, ``O-O``, ``exd8=Q+``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+from zope.interface import implementer
+
+from velhanet.games.interfaces import IGameRules, IGameState, IllegalMove, Outcome
+
+WHITE, BLACK = 0, 1
+
+
+def _fenKey(fen: str) -> str:
+    """The parts of a FEN that identify a position (placement, side, castling, en passant)."""
+    return " ".join(fen.split()[:4])
+
+
+def parseMove(board: chess.Board, text: str, gameId: str | None = None) -> chess.Move:
+    """The legal move ``text`` stands for in ``board``, in any accepted notation.
+
+    Raises L{IllegalMove} naming what was wrong.
+    """
+    payload = text.strip()
+    if ":" in payload:
+        prefix, _, payload = payload.partition(":")
+        if gameId is not None and prefix.strip().lower() != gameId.lower():
+            raise IllegalMove(f"the move is for game {prefix.strip()!r}, but this game is {gameId!r}")
+        payload = payload.strip()
+    if not payload:
+        raise IllegalMove("the move is empty")
+    if "/" in payload:
+        wanted = _fenKey(payload)
+        for candidate in board.legal_moves:
+            board.push(candidate)
+            reached = _fenKey(board.fen())
+            board.pop()
+            if reached == wanted:
+                return candidate
+        raise IllegalMove(f"no legal move leads to the position {payload!r}")
+    uci: chess.Move | None
+    try:
+        uci = chess.Move.from_uci(payload.lower() if len(payload) in (4, 5) else payload)
+    except (chess.InvalidMoveError, ValueError):
+        uci = None
+    if uci is not None:
+        if uci in board.legal_moves:
+            return uci
+        raise IllegalMove(f"{payload} is not legal here{_why(board, uci)}")
+    try:
+        return board.parse_san(payload)
+    except chess.IllegalMoveError:
+        raise IllegalMove(f"{payload} is not legal in this position") from None
+    except chess.AmbiguousMoveError:
+        raise IllegalMove(f"{payload} is ambiguous: say which piece (e.g. Nbd2) or use UCI") from None
+    except (chess.InvalidMoveError, ValueError):
+        raise IllegalMove(f"{payload!r} is not a move in UCI (e2e4), SAN (Nf3) or FEN") from None
+
+
+def _why(board: chess.Board, move: chess.Move) -> str:
+    piece = board.piece_at(move.from_square)
+    if piece is None:
+        return f": there is no piece on {chess.square_name(move.from_square)}"
+    if piece.color != board.turn:
+        return f": the piece on {chess.square_name(move.from_square)} is not {_colour(board.turn)}'s"
+    if board.is_check():
+        return ": it does not get out of check"
+    return ""
+
+
+def _colour(turn: bool) -> str:
+    return "White" if turn == chess.WHITE else "Black"
+
+
+def gameOutcome(board: chess.Board) -> chess.Outcome | None:
+    """How the game stands after the last move, the claimable draws claimed at once.
+
+    python-chess's ``outcome(claim_draw=True)`` also asks whether a draw could
+    be claimed *by the next move*, trying every legal move: a millisecond per
+    call. A relay only needs the position as it is: mate, stalemate,
+    insufficient material, the 75-move and fivefold rules, and the threefold
+    repetition and 50-move rule reached now, which cost microseconds.
+    """
+    outcome = board.outcome(claim_draw=False)
+    if outcome is not None:
+        return outcome
+    if board.is_repetition(3):
+        return chess.Outcome(chess.Termination.THREEFOLD_REPETITION, None)
+    if board.is_fifty_moves():
+        return chess.Outcome(chess.Termination.FIFTY_MOVES, None)
+    return None
+
+
+def describeOutcome(outcome: chess.Outcome) -> str:
+    reasons = {
+        chess.Termination.CHECKMATE: "checkmate",
+        chess.Termination.STALEMATE: "stalemate",
+        chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
+        chess.Termination.SEVENTYFIVE_MOVES: "75-move rule",
+        chess.Termination.FIVEFOLD_REPETITION: "fivefold repetition",
+        chess.Termination.FIFTY_MOVES: "50-move rule",
+        chess.Termination.THREEFOLD_REPETITION: "threefold repetition",
+    }
+    reason = reasons.get(outcome.termination, outcome.termination.name.lower())
+    if outcome.winner is None:
+        return f"draw by {reason}"
+    return f"{_colour(outcome.winner)} wins by {reason}"
+
+
+@implementer(IGameState)
+@dataclass(frozen=True)
+class ChessState:
+    """An immutable chess position (the board is copied on every move)."""
+
+    board: chess.Board
+    gameId: str | None = None
+    resignedBy: int | None = None
+
+    @property
+    def toMove(self) -> int | None:
+        if self.outcome is not None:
+            return None
+        return WHITE if self.board.turn == chess.WHITE else BLACK
+
+    @property
+    def outcome(self) -> Outcome | None:
+        if self.resignedBy is not None:
+            return Outcome(1 - self.resignedBy, "resign")
+        result = gameOutcome(self.board)
+        if result is None:
+            return None
+        winner = None if result.winner is None else (WHITE if result.winner == chess.WHITE else BLACK)
+        return Outcome(winner, describeOutcome(result))
+
+    @property
+    def moveCount(self) -> int:
+        return len(self.board.move_stack)
+
+    def legalMoves(self) -> list[chess.Move]:
+        return [] if self.outcome is not None else list(self.board.legal_moves)
+
+    def parse(self, text: str) -> chess.Move:
+        return parseMove(self.board, text, self.gameId)
+
+    def apply(self, move: object, player: int | None = None) -> ChessState:
+        if self.outcome is not None:
+            raise IllegalMove(f"the game is already over ({self.outcome.reason})")
+        if player is not None and player != self.toMove:
+            raise IllegalMove(f"it is not {('White', 'Black')[player]}'s turn: {_colour(self.board.turn)} is to move")
+        if isinstance(move, str):
+            move = self.parse(move)
+        if not isinstance(move, chess.Move) or move not in self.board.legal_moves:
+            raise IllegalMove(f"{move} is not legal in this position")
+        board = self.board.copy(stack=True)
+        board.push(move)
+        return ChessState(board, self.gameId)
+
+    def resign(self, player: int) -> ChessState:
+        return ChessState(self.board, self.gameId, resignedBy=player)
+
+
+@implementer(IGameRules)
+@dataclass(frozen=True)
+class ChessRules:
+    name: str = "chess"
+
+    def initial(self, gameId: str | None = None) -> ChessState:
+        return ChessState(chess.Board(), gameId)
