@@ -219,3 +219,15 @@ class RandomGameProperties(SynchronousTestCase):
         self.assertIsNotNone(state.outcome)
         if state.outcome.winner is None:
             self.assertIn(state.outcome.reason, ("blocked", "full"))
+
+
+class PositionTests(SynchronousTestCase):
+    def test_positionMatchesPlayedGame(self) -> None:
+        played = setUp(gobangRules(9), [(4, 4), (5, 5), (0, 8)], [(3, 3), (2, 2)])
+        rebuilt = gobangRules(9).position(played.stones(), toMove=1)
+        self.assertEqual(
+            (rebuilt.cells, rebuilt.windowMarks, rebuilt.openWindows),
+            (played.cells, played.windowMarks, played.openWindows),
+        )
+        self.assertEqual(rebuilt.toMove, 1)
+        self.assertRaises(IllegalMove, gobangRules(9).position, [(0, 0, 0), (0, 0, 1)], 0)

@@ -18,7 +18,7 @@ from typing import Any
 
 from automat import TypeMachine
 
-MACHINE_MODULES = ("velhanet.velha.invite", "velhanet.velha.match", "velhanet.gambit.room")
+MACHINE_MODULES = ("velhanet.velha.invite", "velhanet.velha.match", "velhanet.gambit.room", "velhanet.gobang.game")
 
 
 def machines() -> dict[str, Any]:

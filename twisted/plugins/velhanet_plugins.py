@@ -21,3 +21,10 @@ gambitServer = ServiceMaker(
     "A Gambit chess relay server (JSON over TCP on 22022), compatible with the original Go client",
     "gambit-server",
 )
+
+gobangServer = ServiceMaker(
+    "velhanet Gobang server",
+    "velhanet.gobang.tap",
+    "The Gobang server of the FIFO exercise (named pipes gbs.<pid>/gbc.<pid>, many games, kibitz)",
+    "gobang-server",
+)

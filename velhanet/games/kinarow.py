@@ -18,6 +18,7 @@ the draw costs the same on a 63×63 board as on a 5×5 one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Final
@@ -114,6 +115,34 @@ class KInARowRules:
             cells=bytes(self.width * self.height),
             windowMarks=bytes(len(self.geometry.windows)),
             openWindows=len(self.geometry.windows),
+        )
+
+    def position(self, stones: Iterable[tuple[int, int, int]], toMove: int) -> KInARowState:
+        """A position made from its stones (x, y, player) with ``toMove`` to play.
+
+        For a client that sees the board from outside (a kibitzer, a bot
+        behind a FIFO): the order of the moves is unknown, only the stones.
+        """
+        cells = bytearray(self.width * self.height)
+        marks = bytearray(len(self.geometry.windows))
+        openWindows = len(self.geometry.windows)
+        for x, y, player in stones:
+            index = y * self.width + x
+            if not (0 <= x < self.width and 0 <= y < self.height) or cells[index] != EMPTY:
+                raise IllegalMove(f"cannot put a stone on ({x}, {y})")
+            cells[index] = player + 1
+            for windowIndex in self.geometry.cellWindows[index]:
+                before = marks[windowIndex]
+                marks[windowIndex] = before | (1 << player)
+                if before != 3 and marks[windowIndex] == 3:
+                    openWindows -= 1
+        return KInARowState(
+            rules=self,
+            cells=bytes(cells),
+            windowMarks=bytes(marks),
+            openWindows=openWindows,
+            toMove=toMove,
+            moveCount=len(cells) - cells.count(EMPTY),
         )
 
 

@@ -1,0 +1,510 @@
+"""Gobang: word layout, the server's game logic in memory, real FIFOs, security, and a C client."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from twisted.internet import reactor
+from twisted.internet.defer import inlineCallbacks
+from twisted.internet.task import Clock, deferLater
+from twisted.trial.unittest import SynchronousTestCase, TestCase
+
+from velhanet.games.kinarow import TICTACTOE, gobangRules
+from velhanet.gobang import fifo
+from velhanet.gobang.client import GobangSession, renderBoard
+from velhanet.gobang.table import Refused, Table
+from velhanet.gobang.tap import Options
+from velhanet.gobang.wire import (
+    ClientOp,
+    ClientWord,
+    MalformedWord,
+    ServerOp,
+    ServerWord,
+    WordReader,
+    byteOrder,
+    decodeClient,
+    decodeServer,
+    encodeClient,
+    encodeServer,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class WireTests(SynchronousTestCase):
+    def test_clientGoldenBytes(self) -> None:
+        word = ClientWord(17223, ClientOp.MOVE, 5, 9)  # 0x4347 | 0100 | 000101 | 001001
+        self.assertEqual(encodeClient(word, "big"), bytes([0x43, 0x47, 0x41, 0x49]))
+        self.assertEqual(encodeClient(word, "little"), bytes([0x49, 0x41, 0x47, 0x43]))
+        for order in ("big", "little"):
+            self.assertEqual(decodeClient(encodeClient(word, order), order), word)  # type: ignore[arg-type]
+
+    def test_serverGoldenBytes(self) -> None:
+        word = ServerWord(ServerOp.WHITE_STONE, 63, 1)  # 0110 | 111111 | 000001
+        self.assertEqual(encodeServer(word, "big"), bytes([0x6F, 0xC1]))
+        self.assertEqual(encodeServer(word, "little"), bytes([0xC1, 0x6F]))
+        self.assertEqual(encodeServer(ServerWord(ServerOp.BOARD_SIZE, 0, 11), "big"), bytes([0x70, 0x0B]))
+
+    def test_everyOpcodeRoundTrips(self) -> None:
+        for op in ClientOp:
+            for order in ("big", "little"):
+                word = ClientWord(65535, op, 63, 0)
+                self.assertEqual(decodeClient(encodeClient(word, order), order), word)  # type: ignore[arg-type]
+        for sop in ServerOp:
+            self.assertEqual(
+                decodeServer(encodeServer(ServerWord(sop, 1, 2), "little"), "little"), ServerWord(sop, 1, 2)
+            )
+
+    def test_pidAbove65535KeepsLowBits(self) -> None:
+        self.assertEqual(decodeClient(encodeClient(ClientWord(0x12345, 1), "big"), "big").pid, 0x2345)
+
+    def test_rangeChecked(self) -> None:
+        self.assertRaises(MalformedWord, encodeClient, ClientWord(1, 16), "big")
+        self.assertRaises(MalformedWord, encodeServer, ServerWord(5, 64, 0), "big")
+        self.assertRaises(MalformedWord, decodeServer, b"\x00", "big")
+
+    def test_nativeOrder(self) -> None:
+        self.assertEqual(byteOrder("native"), sys.byteorder)
+        self.assertRaises(ValueError, byteOrder, "middle")
+
+    def test_reassembly(self) -> None:
+        reader = WordReader(4)
+        self.assertEqual(reader.feed(b"\x01\x02"), [])
+        self.assertEqual(reader.feed(b"\x03\x04\x05"), [b"\x01\x02\x03\x04"])
+        self.assertEqual(reader.feed(b"\x06\x07\x08"), [b"\x05\x06\x07\x08"])
+
+
+class FakeChannel:
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.words: list[ServerWord] = []
+        self.closed = False
+        self.alive = True
+
+    def send(self, word: ServerWord) -> None:
+        if not self.closed:
+            self.words.append(word)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def ops(self) -> list[tuple[int, int, int]]:
+        got = [(w.opcode, w.x, w.y) for w in self.words]
+        self.words.clear()
+        return got
+
+
+class TableHarness:
+    def __init__(self, rules: Any = None, once: bool = False) -> None:
+        self.channels: dict[int, FakeChannel] = {}
+        self.refuse: dict[int, str] = {}
+        self.killers: set[int] = set()
+        self.stopped = 0
+        self.table = Table(rules or gobangRules(11), self.open, lambda pid: pid in self.killers, self.stop, once=once)
+
+    def open(self, pid: int) -> FakeChannel:
+        if pid in self.refuse:
+            raise Refused(self.refuse[pid])
+        self.channels[pid] = FakeChannel(pid)
+        return self.channels[pid]
+
+    def stop(self) -> None:
+        self.stopped += 1
+
+    def word(self, pid: int, op: int, x: int = 0, y: int = 0) -> None:
+        self.table.received(ClientWord(pid, op, x, y))
+
+    def game(self, black: int = 100, white: int = 200) -> tuple[FakeChannel, FakeChannel]:
+        self.word(black, ClientOp.SIGNON_BLACK)
+        self.word(white, ClientOp.SIGNON_WHITE)
+        return self.channels[black], self.channels[white]
+
+
+SIZE, MOVE, ASK, ILLEGAL = ServerOp.BOARD_SIZE, ServerOp.YOUR_MOVE, ServerOp.YOUR_MOVE, ServerOp.ILLEGAL
+
+
+class TableTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.h = TableHarness()
+
+    def test_signonOrderAndFirstRequest(self) -> None:
+        self.h.word(200, ClientOp.SIGNON_WHITE)
+        white = self.h.channels[200]
+        self.assertEqual(white.ops(), [(SIZE, 0, 11)])
+        self.h.word(100, ClientOp.SIGNON_BLACK)
+        black = self.h.channels[100]
+        self.assertEqual(black.ops(), [(SIZE, 0, 11), (ASK, 0, 0)])  # black moves first
+        self.assertEqual(white.ops(), [])
+
+    def test_fullGameToFive(self) -> None:
+        black, white = self.h.game()
+        black.ops()
+        for i in range(4):
+            self.h.word(100, ClientOp.MOVE, 1 + i, 1)
+            self.h.word(200, ClientOp.MOVE, 1 + i, 3)
+        self.assertIn((ServerOp.WHITE_STONE, 4, 3), black.ops())
+        self.h.word(100, ClientOp.MOVE, 5, 1)
+        self.assertEqual(black.ops(), [(ServerOp.BLACK_STONE, 5, 1), (ServerOp.BLACK_WINS, 0, 0)])
+        self.assertEqual(white.ops()[-2:], [(ServerOp.BLACK_STONE, 5, 1), (ServerOp.BLACK_WINS, 0, 0)])
+        self.assertTrue(black.closed and white.closed)
+        self.assertEqual(self.h.table.games, {})
+        self.h.word(100, ClientOp.MOVE, 6, 6)  # nothing happens after the end
+        self.assertEqual(black.ops(), [])
+
+    def test_illegalMoveGets9Then8(self) -> None:
+        black, white = self.h.game()
+        black.ops()
+        self.h.word(100, ClientOp.MOVE, 6, 6)
+        black.ops(), white.ops()
+        self.h.word(200, ClientOp.MOVE, 6, 6)
+        self.assertEqual(white.ops(), [(ILLEGAL, 6, 6), (ASK, 0, 0)])
+        self.h.word(200, ClientOp.MOVE, 12, 1)
+        self.assertEqual(white.ops(), [(ILLEGAL, 12, 1), (ASK, 0, 0)])
+        self.assertEqual(black.ops(), [])
+
+    def test_outOfTurnAndStrangersDropped(self) -> None:
+        black, white = self.h.game()
+        black.ops(), white.ops()
+        self.h.word(200, ClientOp.MOVE, 1, 1)
+        self.h.word(999, ClientOp.MOVE, 1, 1)
+        self.h.word(100, 7)  # unknown opcode
+        self.h.word(200, ClientOp.RESIGN)  # only the player to move may resign
+        self.assertEqual((black.ops(), white.ops()), ([], []))
+
+    def test_passPassDraw(self) -> None:
+        black, white = self.h.game()
+        self.h.word(100, ClientOp.MOVE, 0, 0)
+        self.h.word(200, ClientOp.MOVE, 0, 0)
+        self.assertEqual(
+            white.ops()[-4:],
+            [(ServerOp.BLACK_STONE, 0, 0), (ASK, 0, 0), (ServerOp.WHITE_STONE, 0, 0), (ServerOp.DRAW, 0, 0)],
+        )
+
+    def test_earlyDraw(self) -> None:
+        h = TableHarness(gobangRules(5))
+        black, white = h.game()
+        blackMoves = [(0, 0), (1, 2), (2, 4), (3, 1), (4, 3), (2, 2)]
+        whiteMoves = [(0, 1), (1, 3), (2, 0), (3, 2), (4, 4), (4, 0)]
+        for (bx, by), (wx, wy) in zip(blackMoves, whiteMoves, strict=True):
+            h.word(100, ClientOp.MOVE, bx + 1, by + 1)
+            h.word(200, ClientOp.MOVE, wx + 1, wy + 1)
+        self.assertEqual(black.ops()[-1], (ServerOp.DRAW, 0, 0))
+
+    def test_resign(self) -> None:
+        black, white = self.h.game()
+        self.h.word(100, ClientOp.RESIGN)
+        self.assertEqual(white.ops()[-1], (ServerOp.WHITE_WINS, 0, 0))
+
+    def test_signoffAborts(self) -> None:
+        black, white = self.h.game()
+        self.h.word(200, ClientOp.SIGNOFF)
+        self.assertEqual(black.ops()[-1], (ServerOp.ABORTED, 0, 0))
+        self.assertEqual(self.h.table.games, {})
+
+    def test_signoffBeforePartner(self) -> None:
+        self.h.word(100, ClientOp.SIGNON_BLACK)
+        self.h.word(100, ClientOp.SIGNOFF)
+        self.assertEqual(self.h.table.games, {})
+        self.assertEqual(self.h.table.bySender, {})
+
+    def test_kill(self) -> None:
+        self.h.word(300, ClientOp.KILL)
+        self.assertEqual(self.h.stopped, 0)  # not allowed
+        self.h.killers.add(300)
+        self.h.word(300, ClientOp.KILL)
+        self.assertEqual(self.h.stopped, 1)
+
+    def test_shutdownSends3(self) -> None:
+        black, white = self.h.game()
+        self.h.table.shutdown()
+        self.assertEqual(black.ops()[-1], (ServerOp.ABORTED, 0, 0))
+        self.assertEqual(white.ops()[-1], (ServerOp.ABORTED, 0, 0))
+
+    def test_kibitzCatchUp(self) -> None:
+        black, white = self.h.game()
+        self.h.word(100, ClientOp.MOVE, 6, 6)
+        self.h.word(200, ClientOp.MOVE, 7, 7)
+        self.h.word(300, ClientOp.SIGNON_KIBITZ)
+        kibitz = self.h.channels[300]
+        self.assertEqual(kibitz.ops(), [(SIZE, 0, 11), (ServerOp.BLACK_STONE, 6, 6), (ServerOp.WHITE_STONE, 7, 7)])
+        self.h.word(100, ClientOp.MOVE, 1, 1)
+        self.assertEqual(kibitz.ops(), [(ServerOp.BLACK_STONE, 1, 1)])  # no move request for a kibitzer
+        self.h.word(300, ClientOp.SIGNOFF)
+        self.h.word(200, ClientOp.MOVE, 2, 2)
+        self.assertEqual(kibitz.ops(), [])
+
+    def test_kibitzNoGame(self) -> None:
+        self.h.word(300, ClientOp.SIGNON_KIBITZ, 5)
+        self.assertEqual(self.h.channels[300].ops(), [(SIZE, 0, 11), (ServerOp.ABORTED, 0, 0)])
+
+    def test_twoGamesAtOnce(self) -> None:
+        b1, w1 = self.h.game(100, 200)
+        b2, w2 = self.h.game(101, 201)
+        self.assertEqual(sorted(self.h.table.games), [1, 2])
+        self.h.word(101, ClientOp.MOVE, 3, 3)
+        self.assertEqual(w1.ops(), [(SIZE, 0, 11)])
+        self.assertIn((ServerOp.BLACK_STONE, 3, 3), w2.ops())
+        self.h.word(300, ClientOp.SIGNON_KIBITZ, 2)
+        self.assertIn((ServerOp.BLACK_STONE, 3, 3), self.h.channels[300].ops())
+
+    def test_deadPlayerDetected(self) -> None:
+        black, white = self.h.game()
+        white.alive = False
+        self.h.table.checkAlive(lambda channel: channel.alive)  # type: ignore[attr-defined]
+        self.assertEqual(black.ops()[-1], (ServerOp.ABORTED, 0, 0))
+        self.assertEqual(self.h.table.games, {})
+
+    def test_refusedSignonLogged(self) -> None:
+        self.h.refuse[100] = "/tmp/gbc.00100 is a symbolic link"
+        self.h.word(100, ClientOp.SIGNON_BLACK)
+        self.assertEqual(self.h.table.bySender, {})
+        self.assertEqual(self.h.table.games, {})
+
+    def test_onceStopsAfterFirstGame(self) -> None:
+        h = TableHarness(once=True)
+        h.game()
+        h.word(100, ClientOp.RESIGN)
+        self.assertEqual(h.stopped, 1)
+
+    def test_ticTacToe(self) -> None:
+        h = TableHarness(TICTACTOE)
+        black, white = h.game()
+        self.assertEqual(black.ops()[0], (SIZE, 0, 3))
+        for x in (1, 2):
+            h.word(100, ClientOp.MOVE, x, 1)
+            h.word(200, ClientOp.MOVE, x, 2)
+        h.word(100, ClientOp.MOVE, 3, 1)
+        self.assertEqual(white.ops()[-1], (ServerOp.BLACK_WINS, 0, 0))
+
+
+class ClientSessionTests(SynchronousTestCase):
+    def test_sessionFlowAndBot(self) -> None:
+        sent: list[tuple[int, int, int]] = []
+        lines: list[str] = []
+        codes: list[int] = []
+        clock = Clock()
+        import random
+
+        session = GobangSession(
+            ClientOp.SIGNON_WHITE,
+            lambda *w: sent.append(w),
+            lines.append,
+            codes.append,
+            clock,
+            bot=random.Random(1),
+            botDelay=0.1,
+        )
+        session.received(ServerWord(SIZE, 0, 9))
+        session.received(ServerWord(ServerOp.BLACK_STONE, 5, 5))
+        session.received(ServerWord(ASK))
+        clock.advance(0.1)
+        self.assertEqual(len(sent), 1)
+        self.assertEqual(sent[0][0], ClientOp.MOVE)
+        self.assertLessEqual(max(abs(sent[0][1] - 5), abs(sent[0][2] - 5)), 2)  # near the stone
+        session.received(ServerWord(ServerOp.WHITE_WINS))
+        self.assertEqual(codes, [0])
+        self.assertEqual(lines[-1], "Game over!")
+
+    def test_humanInput(self) -> None:
+        sent: list[tuple[int, int, int]] = []
+        lines: list[str] = []
+        session = GobangSession(ClientOp.SIGNON_BLACK, lambda *w: sent.append(w), lines.append, lambda c: None, Clock())
+        session.received(ServerWord(SIZE, 0, 11))
+        session.command("3 4")
+        self.assertIn("Wait until the server asks", lines[-1])
+        session.received(ServerWord(ASK))
+        session.command("12 1")
+        self.assertIn("1 to 11", lines[-1])
+        session.command("3 4")
+        session.received(ServerWord(ServerOp.ILLEGAL, 3, 4))
+        self.assertIn("Illegal move 3 4", lines[-1])
+        session.received(ServerWord(ASK))
+        session.command("pass")
+        self.assertEqual(sent, [(ClientOp.MOVE, 3, 4), (ClientOp.MOVE, 0, 0)])
+
+    def test_render(self) -> None:
+        self.assertEqual(renderBoard(3, {(1, 1): 0, (3, 2): 1}), "    1 2 3\n  1 X . .\n  2 . . O\n  3 . . .")
+
+
+class OptionsTests(SynchronousTestCase):
+    def test_options(self) -> None:
+        options = Options()
+        options.parseOptions(["--size", "15", "--byte-order", "big", "--once"])
+        self.assertEqual((options["size"], options["byte-order"], options["once"]), (15, "big", True))
+        from twisted.python.usage import UsageError
+
+        for bad in (["--size", "4"], ["--size", "64"], ["--game", "chess"], ["--byte-order", "middle"]):
+            self.assertRaises(UsageError, Options().parseOptions, bad)
+
+
+class FifoSecurityTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.dir = Path(self.mktemp()).resolve()
+        self.dir.mkdir()
+
+    def test_modeIgnoresUmask(self) -> None:
+        old = os.umask(0o077)
+        try:
+            path = self.dir / "gbs.00001"
+            fifo.createFifo(path)
+        finally:
+            os.umask(old)
+        self.assertEqual(path.stat().st_mode & 0o777, 0o622)
+
+    def test_staleOwnNameReplaced(self) -> None:
+        path = self.dir / "gbs.00001"
+        path.write_text("stale")
+        fifo.createFifo(path)
+        self.assertTrue(path.is_fifo())
+
+    def test_symlinkRefused(self) -> None:
+        target = self.dir / "real"
+        os.mkfifo(target)
+        reader = fifo.openForReading(target)
+        self.addCleanup(os.close, reader)
+        link = self.dir / "gbc.00042"
+        link.symlink_to(target)
+        self.assertIn("symbolic link", str(self.assertRaises(Refused, fifo.openForWriting, link)))
+
+    def test_regularFileRefused(self) -> None:
+        path = self.dir / "gbc.00042"
+        path.write_text("")
+        self.assertIn("not a FIFO", str(self.assertRaises(Refused, fifo.openForWriting, path)))
+
+    def test_missingAndUnreadRefused(self) -> None:
+        self.assertIn("does not exist", str(self.assertRaises(Refused, fifo.openForWriting, self.dir / "gbc.1")))
+        os.mkfifo(self.dir / "gbc.00002")
+        self.assertIn("nobody reads it", str(self.assertRaises(Refused, fifo.openForWriting, self.dir / "gbc.00002")))
+
+    def test_wrongOwnerRefused(self) -> None:
+        """A FIFO owned by someone else than the process that claims it (pid 1 runs as root)."""
+        path = self.dir / "gbc.00001"
+        os.mkfifo(path)
+        reader = fifo.openForReading(path)
+        self.addCleanup(os.close, reader)
+        if os.geteuid() == 0:
+            os.chown(path, 65534, 65534)
+        error = self.assertRaises(Refused, fifo.openForWriting, path, 1)
+        self.assertIn("belongs to uid", str(error))
+
+    def test_pidMatching(self) -> None:
+        os.mkfifo(self.dir / "gbc.00007")
+        os.mkfifo(self.dir / f"gbc.{7 + 65536}")
+        self.assertIn("several", str(self.assertRaises(Refused, fifo.clientFifoFor, self.dir, 7)))
+        os.mkfifo(self.dir / f"gbc.{9 + 65536}")
+        self.assertEqual(fifo.clientFifoFor(self.dir, 9), (self.dir / f"gbc.{9 + 65536}", 9 + 65536))
+
+
+def clientCommand(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from velhanet.gobang.client import main; main()", *args]
+
+
+class RealFifoTests(TestCase):
+    """A real server service on real FIFOs in a temp dir, in this reactor; clients as processes."""
+
+    timeout = 60
+
+    def startServer(self, **overrides: Any) -> Any:
+        from velhanet.gobang.server import GobangServerService
+
+        self.dir = Path(self.mktemp()).resolve()
+        self.dir.mkdir()
+        options = {
+            "byte-order": byteOrder("native"),
+            "fifo-dir": str(self.dir),
+            "game": "gobang",
+            "size": 11,
+            "once": False,
+            "trace": False,
+        }
+        options.update(overrides)
+        service = GobangServerService(options, reactor)
+        service.startService()
+        self.addCleanup(lambda: service.running and service.stopService())
+        return service
+
+    def spawn(self, *args: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        self.addCleanup(lambda: process.poll() is None and process.kill())
+        return process
+
+    @inlineCallbacks
+    def waitFor(self, *processes: subprocess.Popen[str], seconds: float = 40):  # type: ignore[no-untyped-def]
+        for _ in range(int(seconds * 10)):
+            if all(p.poll() is not None for p in processes):
+                return
+            yield deferLater(reactor, 0.1, lambda: None)
+
+    @inlineCallbacks
+    def test_botsPlayOverRealFifos(self):  # type: ignore[no-untyped-def]
+        service = self.startServer()
+        pid = str(os.getpid())
+        self.assertTrue((self.dir / f"gbs.{os.getpid():05d}").is_fifo())
+        black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir), "--bot", "--seed", "1"))
+        white = self.spawn(*clientCommand("-w", pid, "--fifo-dir", str(self.dir), "--bot", "--seed", "2"))
+        yield self.waitFor(black, white)
+        outputs = [p.stdout.read() if p.stdout else "" for p in (black, white)]
+        self.assertEqual((black.returncode, white.returncode), (0, 0), outputs)
+        for output in outputs:
+            self.assertIn("Connection established, board size = 11.", output)
+            self.assertIn("Game over!", output)
+        self.assertEqual(list(self.dir.glob("gbc.*")), [])  # clients removed their FIFO names
+        service.stopService()
+        self.assertEqual(list(self.dir.glob("gbs.*")), [])  # and the server its own
+
+    @inlineCallbacks
+    def test_deadPlayerNoticed(self):  # type: ignore[no-untyped-def]
+        self.startServer()
+        pid = str(os.getpid())
+        black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir)))
+        white = self.spawn(*clientCommand("-w", pid, "--fifo-dir", str(self.dir), "--bot"))
+        yield deferLater(reactor, 2, lambda: None)
+        black.kill()  # black is to move and dies
+        yield self.waitFor(white, seconds=10)
+        self.assertEqual(white.returncode, 3)
+        self.assertIn("ended unexpectedly", white.stdout.read() if white.stdout else "")
+
+    def test_unreachableServer(self) -> None:
+        directory = Path(self.mktemp()).resolve()
+        directory.mkdir()
+        result = subprocess.run(
+            clientCommand("-b", "1", "--fifo-dir", str(directory)),
+            cwd=ROOT,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            capture_output=True,
+            timeout=30,
+        )
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("Cannot contact server #1", result.stdout)
+        self.assertEqual(list(directory.iterdir()), [])
+
+    @inlineCallbacks
+    def test_cClientInteroperates(self):  # type: ignore[no-untyped-def]
+        compiler = shutil.which("cc") or shutil.which("gcc")
+        if compiler is None:
+            self.skipTest("no C compiler on this machine")
+        binary = Path(self.mktemp()).resolve()
+        subprocess.run([compiler, "-O", "-o", str(binary), str(ROOT / "tests" / "gobang_client.c")], check=True)
+        self.startServer()
+        pid = str(os.getpid())
+        black = self.spawn(str(binary), str(self.dir), pid, "1", *["1", "1", "2", "1", "3", "1", "4", "1", "5", "1"])
+        white = self.spawn(str(binary), str(self.dir), pid, "2", *["1", "3", "2", "3", "3", "3", "4", "3"])
+        yield self.waitFor(black, white)
+        blackOut = black.stdout.read() if black.stdout else ""
+        self.assertEqual((black.returncode, white.returncode), (1, 1), blackOut)  # both saw "black wins"
+        self.assertTrue(blackOut.startswith("7 0 11\n8 0 0\n5 1 1\n"), blackOut)
+        self.assertIn("6 4 3\n", blackOut)

@@ -1,0 +1,340 @@
+"""``gobang-client``: play or watch a game on a Gobang FIFO server.
+
+    gobang-client -b PID          # play black on server #PID
+    gobang-client -w PID --bot    # the computer plays white
+    gobang-client -k PID          # watch (kibitz)
+
+Exit status: 0 after a finished game, 1 when the server cannot be reached,
+3 when the game ended unexpectedly (opcode 3: a player left or the server
+stopped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.internet.stdio import StandardIO
+from twisted.protocols.basic import LineReceiver
+
+from velhanet.bots.gobang import GobangBot
+from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
+from velhanet.games.kinarow import KInARowRules, Place, gobangRules
+from velhanet.gobang import fifo
+from velhanet.gobang.table import Refused
+from velhanet.gobang.wire import (
+    SERVER_WORD,
+    ByteOrder,
+    ClientOp,
+    ClientWord,
+    ServerOp,
+    ServerWord,
+    WordReader,
+    byteOrder,
+    decodeServer,
+    encodeClient,
+)
+
+ANSWER_TIMEOUT = 5.0
+SYMBOLS = ("X", "O")
+COLOURS = ("black", "white")
+
+
+def renderBoard(size: int, stones: dict[tuple[int, int], int]) -> str:
+    """x = column 1..size left to right, y = row 1..size top to bottom; black X, white O."""
+    width = 3 if size >= 10 else 2
+    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1))]
+    for y in range(1, size + 1):
+        cells = "".join(f"{SYMBOLS[stones[(x, y)]] if (x, y) in stones else '.':>{width}}" for x in range(1, size + 1))
+        lines.append(f"{y:>3}{cells}")
+    return "\n".join(lines)
+
+
+def rulesFor(size: int) -> KInARowRules:
+    """Tic-tac-toe on 3x3 (the server's --game tictactoe), else gobang."""
+    return KInARowRules("tictactoe", 3, 3, 3) if size == 3 else gobangRules(size)
+
+
+class GobangSession:
+    """The client's logic between the FIFOs (``sendWord``) and the screen (``say``)."""
+
+    def __init__(
+        self,
+        role: int,
+        sendWord: Callable[[int, int, int], None],
+        say: Callable[[str], None],
+        finish: Callable[[int], None],
+        clock: IReactorTime,
+        bot: random.Random | None = None,
+        botDelay: float = 0.2,
+        onFirstAnswer: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.role = role  # ClientOp.SIGNON_BLACK / WHITE / KIBITZ
+        self.sendWord, self.say, self.finish, self.clock = sendWord, say, finish, clock
+        self.bot, self.botDelay = bot, botDelay
+        self.onFirstAnswer = onFirstAnswer
+        self.size = 0
+        self.stones: dict[tuple[int, int], int] = {}
+        self.answered = False
+        self.asked = False
+        self.over = False
+        self.lastMove: tuple[int, int] | None = None
+        self._timer: IDelayedCall | None = None
+
+    @property
+    def colour(self) -> int | None:
+        return {ClientOp.SIGNON_BLACK: 0, ClientOp.SIGNON_WHITE: 1}.get(ClientOp(self.role))
+
+    def received(self, word: ServerWord) -> None:
+        if not self.answered:
+            self.answered = True
+            self.onFirstAnswer()
+        opcode = word.opcode
+        if opcode == ServerOp.BOARD_SIZE:
+            self.size = word.y
+            self.say(f"Connection established, board size = {self.size}.")
+            if self.colour is not None:
+                self.say("Waiting for your partner to sign on ...")
+        elif opcode in (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE):
+            colour = opcode - ServerOp.BLACK_STONE
+            if word.x == 0 and word.y == 0:
+                self.say(f"{COLOURS[colour].capitalize()} passes.")
+            else:
+                self.stones[(word.x, word.y)] = colour
+                self.say(
+                    f"{COLOURS[colour].capitalize()} plays {word.x} {word.y}.\n{renderBoard(self.size, self.stones)}"
+                )
+        elif opcode == ServerOp.REMOVE_STONE:
+            self.stones.pop((word.x, word.y), None)
+        elif opcode == ServerOp.YOUR_MOVE:
+            self.asked = True
+            self._ask()
+        elif opcode == ServerOp.ILLEGAL:
+            self.say(f"Illegal move {word.x} {word.y}: {self._why(word.x, word.y)}")
+        elif opcode in (ServerOp.DRAW, ServerOp.BLACK_WINS, ServerOp.WHITE_WINS, ServerOp.ABORTED):
+            self._end(opcode)
+
+    def _why(self, x: int, y: int) -> str:
+        if (x, y) in self.stones:
+            return "that point is taken."
+        if not (1 <= x <= self.size and 1 <= y <= self.size):
+            return f"off the board (1 to {self.size})."
+        return "the server refused it."
+
+    def _ask(self) -> None:
+        if self.bot is not None:
+            self._timer = self.clock.callLater(self.botDelay, self._botMove)
+        else:
+            self.say("Your move (x y, pass, resign):")
+
+    def _botMove(self) -> None:
+        self._timer = None
+        assert self.bot is not None and self.colour is not None
+        rules = rulesFor(self.size)
+        state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.colour)
+        bot = (
+            PerfectBot(self.bot.randrange(1 << 30))
+            if self.size * self.size <= SEARCH_LIMIT
+            else GobangBot(self.bot.randrange(1 << 30))
+        )
+        move = bot.chooseMove(state)
+        if isinstance(move, Place):
+            self.play(move.x + 1, move.y + 1)
+        else:
+            self.play(0, 0)
+
+    def play(self, x: int, y: int) -> None:
+        self.asked = False
+        self.lastMove = (x, y)
+        self.sendWord(ClientOp.MOVE, x, y)
+
+    def command(self, line: str) -> None:
+        words = line.split()
+        if not words:
+            return
+        if words[0] in ("quit", "exit"):
+            self.signoff()
+            return
+        if self.colour is None:
+            self.say("You are watching; type 'quit' to leave.")
+            return
+        if not self.asked:
+            self.say("Wait until the server asks for your move.")
+            return
+        if words[0] == "pass":
+            self.play(0, 0)
+        elif words[0] == "resign":
+            self.asked = False
+            self.sendWord(ClientOp.RESIGN, 0, 0)
+        elif len(words) == 2 and all(w.isdigit() for w in words):
+            x, y = int(words[0]), int(words[1])
+            if not (1 <= x <= self.size and 1 <= y <= self.size):
+                self.say(f"x and y go from 1 to {self.size}.")
+            elif (x, y) in self.stones:
+                self.say("That point is taken.")
+            else:
+                self.play(x, y)
+        else:
+            self.say("Type two numbers 'x y', or 'pass', or 'resign'.")
+
+    def signoff(self) -> None:
+        if not self.over:
+            self.over = True
+            self.sendWord(ClientOp.SIGNOFF, 0, 0)
+            self.say("Signed off.")
+            self.finish(3)
+
+    def _end(self, opcode: int) -> None:
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+        self.over = True
+        text = {
+            ServerOp.DRAW: "The game is a draw.",
+            ServerOp.BLACK_WINS: "Black wins.",
+            ServerOp.WHITE_WINS: "White wins.",
+            ServerOp.ABORTED: "The game ended unexpectedly (a player left or the server stopped).",
+        }[ServerOp(opcode)]
+        self.say(text)
+        self.say("Game over!")
+        self.finish(3 if opcode == ServerOp.ABORTED else 0)
+
+
+class _Console(LineReceiver):
+    delimiter = b"\n"
+
+    def __init__(self, session: GobangSession) -> None:
+        self.session = session
+
+    def lineReceived(self, line: bytes) -> None:
+        self.session.command(line.decode("utf-8", "replace"))
+
+    def connectionLost(self, reason: object = None) -> None:
+        self.session.signoff()
+
+
+def parseArguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="gobang-client", description="Play or watch Gobang on a FIFO server.")
+    role = parser.add_mutually_exclusive_group(required=True)
+    role.add_argument("-b", dest="black", type=int, metavar="PID", help="play black on server PID")
+    role.add_argument("-w", dest="white", type=int, metavar="PID", help="play white on server PID")
+    role.add_argument("-k", dest="kibitz", type=int, metavar="PID", help="watch a game on server PID")
+    parser.add_argument("--game-number", type=int, default=0, help="with -k: the game to watch (0: the oldest)")
+    parser.add_argument("--fifo-dir", default="/tmp", help="directory of the FIFOs (default /tmp)")
+    parser.add_argument("--byte-order", default="native", choices=("native", "big", "little"))
+    parser.add_argument("--bot", action="store_true", help="the computer plays")
+    parser.add_argument("--bot-delay", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--trace", action="store_true", help="print every word in and out, raw and decoded")
+    return parser.parse_args(argv)
+
+
+def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
+    done: Deferred[None] = Deferred()
+    out = sys.stdout
+
+    def say(text: str) -> None:
+        out.write(text + "\n")
+        out.flush()
+
+    if arguments.black is not None:
+        role, serverPid = ClientOp.SIGNON_BLACK, arguments.black
+        say("Playing the black stones.")
+    elif arguments.white is not None:
+        role, serverPid = ClientOp.SIGNON_WHITE, arguments.white
+        say("Playing the white stones.")
+    else:
+        role, serverPid = ClientOp.SIGNON_KIBITZ, arguments.kibitz
+        say("Watching a game.")
+    order: ByteOrder = byteOrder(arguments.byte_order)
+    directory = Path(arguments.fifo_dir)
+    ownPid = os.getpid()
+    ownPath = fifo.fifoPath(directory, "gbc", ownPid)
+    say(f"Trying to contact server #{serverPid} ...")
+
+    cleanup: list[Callable[[], None]] = []
+
+    def finish(code: int) -> None:
+        for step in reversed(cleanup):
+            step()
+        cleanup.clear()
+        if not done.called:
+            if code:
+                done.errback(SystemExit(code))
+            else:
+                done.callback(None)
+
+    try:
+        fifo.createFifo(ownPath)
+        cleanup.append(lambda: fifo.removeFifo(ownPath))
+        readFd = fifo.openForReading(ownPath)
+        serverFd = fifo.openForWriting(fifo.fifoPath(directory, "gbs", serverPid))
+    except (Refused, OSError) as error:
+        say(f"Cannot contact server #{serverPid}: {error}")
+        finish(1)
+        return done
+    cleanup.append(lambda: os.close(serverFd))
+
+    def sendWord(opcode: int, x: int, y: int) -> None:
+        word = ClientWord(ownPid & 0xFFFF, opcode, x, y)
+        raw = encodeClient(word, order)
+        if arguments.trace:
+            say(f"[-> {raw.hex(' ')}] {word.describe()}")
+        try:
+            os.write(serverFd, raw)
+        except OSError as error:
+            say(f"The server is gone: {error}")
+            finish(1)
+
+    def noAnswer() -> None:
+        say(f"No answer from server #{serverPid}.")
+        finish(1)
+
+    timeout = reactor.callLater(ANSWER_TIMEOUT, noAnswer)  # type: ignore[attr-defined]
+
+    def firstAnswer() -> None:
+        if timeout.active():
+            timeout.cancel()
+        fifo.removeFifo(ownPath)  # the text: remove the name once the server has answered
+
+    session = GobangSession(
+        role,
+        sendWord,
+        say,
+        finish,
+        clock=reactor,  # type: ignore[arg-type]
+        bot=random.Random(arguments.seed) if arguments.bot else None,
+        botDelay=arguments.bot_delay,
+        onFirstAnswer=firstAnswer,
+    )
+    words = WordReader(SERVER_WORD)
+
+    def dataReceived(data: bytes) -> None:
+        for raw in words.feed(data):
+            word = decodeServer(raw, order)
+            if arguments.trace:
+                say(f"[<- {raw.hex(' ')}] {word.describe()}")
+            session.received(word)
+
+    reader = fifo.FifoReader(readFd, dataReceived, reactor=reactor)  # type: ignore[arg-type]
+    reader.startReading()
+    cleanup.append(lambda: (reader.stopReading(), reader.connectionLost(None)))  # type: ignore[arg-type,func-returns-value]
+    sendWord(role, arguments.game_number if role == ClientOp.SIGNON_KIBITZ else 0, 0)
+    # A kibitzer only reads the terminal when there is one (so it can watch in
+    # the background); a player without --bot always does.
+    if not arguments.bot and (role != ClientOp.SIGNON_KIBITZ or sys.stdin.isatty()):
+        StandardIO(_Console(session), reactor=reactor)
+    reactor.addSystemEventTrigger("before", "shutdown", session.signoff)  # type: ignore[attr-defined]
+    return done
+
+
+def main(argv: list[str] | None = None) -> None:
+    from twisted.internet.task import react
+
+    arguments = parseArguments(sys.argv[1:] if argv is None else argv)
+    react(run, (arguments,))

@@ -1,0 +1,198 @@
+"""Named pipes for Gobang: safe creation and opening, and non-blocking Twisted I/O.
+
+Rules (``docs/gobang.md``):
+
+- FIFOs are ``DIR/gbs.NNNNN`` (server) and ``DIR/gbc.NNNNN`` (clients), the
+  pid zero-padded to at least 5 digits.
+- Mode 0622 on both (set with chmod, whatever the umask): other users'
+  clients must be able to write into the server FIFO, and a server run by
+  another user into a client FIFO. Only the owner reads.
+- Every open uses ``O_NOFOLLOW`` and is checked with ``fstat`` to be a FIFO,
+  so a symlink or a regular file planted under a FIFO name is refused.
+- Our own name can only be stale (the pid is ours now): it is removed and
+  created anew. Names of other live processes are never touched.
+- A reader opens its FIFO ``O_RDWR | O_NONBLOCK``: it is then one of the
+  writers itself, so writers coming and going never cause EOF storms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from twisted.internet import fdesc
+from twisted.internet.abstract import FileDescriptor
+from twisted.internet.interfaces import IReactorFDSet
+from twisted.python.failure import Failure
+
+from velhanet.gobang.table import Refused
+
+FIFO_MODE = 0o622
+
+
+def fifoPath(directory: str | Path, prefix: str, pid: int) -> Path:
+    return Path(directory) / f"{prefix}.{pid:05d}"
+
+
+def createFifo(path: Path) -> None:
+    """Make our own FIFO, replacing a stale one (our pid's name can only be stale)."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    os.mkfifo(path, FIFO_MODE)
+    os.chmod(path, FIFO_MODE)  # the umask (0077 under a daemonized twistd) must not narrow it
+
+
+def removeFifo(path: Path) -> None:
+    """Remove our FIFO's name if it is still a FIFO we own."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISFIFO(info.st_mode) and info.st_uid == os.geteuid():
+        path.unlink()
+
+
+def _checkFifo(fd: int, path: Path) -> os.stat_result:
+    info = os.fstat(fd)
+    if not stat.S_ISFIFO(info.st_mode):
+        os.close(fd)
+        raise Refused(f"{path} is not a FIFO")
+    return info
+
+
+def openForReading(path: Path) -> int:
+    """Our own FIFO, read-write and non-blocking (no EOF when writers go)."""
+    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW)
+    _checkFifo(fd, path)
+    return fd
+
+
+def openForWriting(path: Path, ownerPid: int | None = None) -> int:
+    """Someone else's FIFO, write-only and non-blocking; refused with a reason if unsafe.
+
+    With ``ownerPid``, the FIFO must belong to the user who runs that process.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as error:
+        reasons = {
+            errno.ENOENT: "does not exist",
+            errno.ENXIO: "exists but nobody reads it",
+            errno.ELOOP: "is a symbolic link",
+            errno.EACCES: "may not be written by us",
+        }
+        raise Refused(f"{path} {reasons.get(error.errno or 0, error.strerror or str(error))}") from None
+    info = _checkFifo(fd, path)
+    if ownerPid is not None:
+        uid = processUid(ownerPid)
+        if uid is None:
+            os.close(fd)
+            raise Refused(f"no process {ownerPid} is running")
+        if info.st_uid != uid:
+            os.close(fd)
+            raise Refused(f"{path} belongs to uid {info.st_uid}, but process {ownerPid} runs as uid {uid}")
+    return fd
+
+
+def processUid(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def isAlive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def pidsWithLowBits(bits: int) -> list[int]:
+    """Running processes whose pid's low 16 bits are ``bits`` (only used for Kill, so a scan is fine)."""
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) & 0xFFFF == bits]
+
+
+def clientFifoFor(directory: Path, bits: int) -> tuple[Path, int]:
+    """The one client FIFO whose pid has these low 16 bits, and that pid."""
+    matches = []
+    for path in directory.glob("gbc.*"):
+        suffix = path.name[4:]
+        if suffix.isdigit() and int(suffix) & 0xFFFF == bits:
+            matches.append((path, int(suffix)))
+    if not matches:
+        raise Refused(f"no client FIFO gbc.* for pid {bits} in {directory}")
+    if len(matches) > 1:
+        raise Refused(f"pid bits {bits} match several client FIFOs: {sorted(p.name for p, _ in matches)}")
+    return matches[0]
+
+
+class FifoReader(FileDescriptor):
+    """Read our FIFO without blocking; every chunk goes to ``dataReceived``."""
+
+    def __init__(self, fd: int, dataReceived: Callable[[bytes], None], reactor: IReactorFDSet | None = None) -> None:
+        super().__init__(reactor)  # type: ignore[arg-type]
+        self._fd = fd
+        self._dataReceived = dataReceived
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def doRead(self) -> object:
+        return fdesc.readFromFD(self._fd, self._dataReceived)
+
+    def connectionLost(self, reason: Failure) -> None:
+        super().connectionLost(reason)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+class FifoWriter(FileDescriptor):
+    """Write to someone's FIFO without ever blocking the reactor.
+
+    Small words are written at once; whatever the pipe cannot take now is
+    buffered and written when it becomes writable (Twisted's usual write
+    buffering). A reader that went away (EPIPE) calls ``onLost``.
+    """
+
+    def __init__(self, fd: int, onLost: Callable[[], None], reactor: IReactorFDSet | None = None) -> None:
+        super().__init__(reactor)  # type: ignore[arg-type]
+        self._fd = fd
+        self._onLost = onLost
+        self.connected = 1
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def writeSomeData(self, data: bytes) -> int | BaseException:
+        return fdesc.writeToFD(self._fd, data)  # type: ignore[no-any-return]
+
+    def writeNow(self, data: bytes) -> None:
+        """Write at once when nothing is queued, so a word sent right before shutdown gets out."""
+        if self.disconnected or self._fd < 0:
+            return
+        if not self.dataBuffer and not self._tempDataBuffer:
+            result = self.writeSomeData(data)
+            if isinstance(result, int) and result == len(data):
+                return
+            if isinstance(result, Exception):
+                self.connectionLost(Failure(result))
+                return
+            data = data[result:] if isinstance(result, int) else data
+        self.write(data)
+
+    def connectionLost(self, reason: Failure) -> None:
+        if self._fd < 0:
+            return
+        super().connectionLost(reason)
+        os.close(self._fd)
+        self._fd = -1
+        self._onLost()

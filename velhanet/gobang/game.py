@@ -1,0 +1,213 @@
+"""One game on the Gobang server: an automat machine from the first signon to the end.
+
+States: ``waiting`` (one or no player seated) → ``playing`` → ``over``. The
+game asks black for the first move once both players are in, answers every
+move from the player to move (stones to everyone, or opcode 9 then 8 again
+to the mover), tells everyone the end (0 draw, 1 black, 2 white, 3 aborted),
+and catches kibitzers up with the stones already placed. It only talks to
+participants through L{Channel}; it knows nothing of FIFOs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from automat import TypeMachine, TypeMachineBuilder
+from twisted.logger import Logger
+
+from velhanet.games.interfaces import IllegalMove
+from velhanet.games.kinarow import PASS, RESIGN, KInARowRules, KInARowState, Place
+from velhanet.gobang.wire import ServerOp, ServerWord
+
+BLACK, WHITE = 0, 1
+COLOUR = ("black", "white")
+STONE = (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE)
+
+
+class Channel(Protocol):
+    """A participant as the game sees it: a pid and a way to send it words."""
+
+    pid: int
+
+    def send(self, word: ServerWord) -> None: ...
+
+
+class Game(Protocol):
+    def seat(self, colour: int, channel: Channel) -> None:
+        "A player signed on with this colour (the server chose this game for it)."
+
+    def kibitz(self, channel: Channel) -> None:
+        "An observer signed on."
+
+    def move(self, channel: Channel, x: int, y: int) -> None:
+        "Opcode 4 from a participant (1-based; 0,0 = pass)."
+
+    def resign(self, channel: Channel) -> None:
+        "Opcode 8 from a participant."
+
+    def leave(self, channel: Channel, why: str) -> None:
+        "A participant signed off (opcode 0) or its process died."
+
+    def shutdown(self) -> None:
+        "The server stops: everyone gets opcode 3."
+
+    def _start(self) -> None:
+        "private: both seats are taken."
+
+    def _ended(self) -> None:
+        "private: the result has been sent; nothing more happens in this game."
+
+
+@dataclass
+class GameCore:
+    number: int
+    rules: KInARowRules
+    onOver: Callable[[GameCore], None]
+    """Called once when the game has ended: the server forgets its participants."""
+    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gobang.game"))
+    seats: list[Channel | None] = field(default_factory=lambda: [None, None])
+    kibitzers: list[Channel] = field(default_factory=list)
+    state: KInARowState | None = None
+
+    def participants(self) -> list[Channel]:
+        return [c for c in self.seats if c is not None] + self.kibitzers
+
+    def broadcast(self, word: ServerWord) -> None:
+        for channel in self.participants():
+            channel.send(word)
+
+    def colourOf(self, channel: Channel) -> int | None:
+        for colour, seated in enumerate(self.seats):
+            if seated is channel:
+                return colour
+        return None
+
+    def askToMove(self) -> None:
+        assert self.state is not None and self.state.toMove is not None
+        seated = self.seats[self.state.toMove]
+        assert seated is not None
+        seated.send(ServerWord(ServerOp.YOUR_MOVE))
+
+    def end(self, opcode: int, why: str) -> None:
+        self.log.info("game {number} over: {why}", number=self.number, why=why)
+        self.broadcast(ServerWord(opcode))
+        self.onOver(self)
+
+
+def _result(state: KInARowState) -> tuple[int, str]:
+    outcome = state.outcome
+    assert outcome is not None
+    if outcome.winner is None:
+        return ServerOp.DRAW, f"draw ({outcome.reason})"
+    return (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS)[
+        outcome.winner
+    ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
+
+
+def _buildGame() -> TypeMachine[Game, GameCore]:
+    builder = TypeMachineBuilder(Game, GameCore)
+    waiting = builder.state("waiting")
+    playing = builder.state("playing")
+    over = builder.state("over")
+
+    for ignored in (Game.seat, Game.kibitz, Game.move, Game.resign, Game.leave, Game.shutdown, Game._start):
+        over.upon(ignored).loop().returns(None)
+    waiting.upon(Game._ended).to(over).returns(None)
+    playing.upon(Game._ended).to(over).returns(None)
+
+    @waiting.upon(Game.seat).loop()
+    def seat(inputs: Game, core: GameCore, colour: int, channel: Channel) -> None:
+        core.seats[colour] = channel
+        if all(core.seats):
+            inputs._start()
+
+    @waiting.upon(Game._start).to(playing)
+    def start(inputs: Game, core: GameCore) -> None:
+        core.state = core.rules.initial()
+        core.log.info("game {number} starts", number=core.number)
+        core.askToMove()
+
+    @waiting.upon(Game.kibitz).loop()
+    @playing.upon(Game.kibitz).loop()
+    def kibitz(inputs: Game, core: GameCore, channel: Channel) -> None:
+        core.kibitzers.append(channel)
+        if core.state is not None:
+            for x, y, player in core.state.stones():
+                channel.send(ServerWord(STONE[player], x + 1, y + 1))
+
+    @waiting.upon(Game.move).loop()
+    def moveTooEarly(inputs: Game, core: GameCore, channel: Channel, x: int, y: int) -> None:
+        core.log.info("pid {pid}: game {number} has not started; move dropped", pid=channel.pid, number=core.number)
+
+    @waiting.upon(Game.resign).loop()
+    def resignTooEarly(inputs: Game, core: GameCore, channel: Channel) -> None:
+        core.log.info("pid {pid}: game {number} has not started; resign dropped", pid=channel.pid, number=core.number)
+
+    @waiting.upon(Game.leave).loop()
+    def leftBeforeStart(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
+        if channel in core.kibitzers:
+            core.kibitzers.remove(channel)
+            return
+        core.end(ServerOp.ABORTED, f"pid {channel.pid} left before the game started ({why})")
+        inputs._ended()
+
+    @waiting.upon(Game.shutdown).to(over)
+    @playing.upon(Game.shutdown).to(over)
+    def shutdown(inputs: Game, core: GameCore) -> None:
+        core.end(ServerOp.ABORTED, "the server stops")
+
+    @playing.upon(Game.move).loop()
+    def move(inputs: Game, core: GameCore, channel: Channel, x: int, y: int) -> None:
+        state = core.state
+        assert state is not None and state.toMove is not None
+        if core.colourOf(channel) != state.toMove:
+            core.log.info("pid {pid}: move out of turn in game {number}; dropped", pid=channel.pid, number=core.number)
+            return
+        size = core.rules.width
+        try:
+            if x == 0 and y == 0:
+                after = state.apply(PASS)
+            elif not (1 <= x <= size and 1 <= y <= size):
+                raise IllegalMove(f"({x}, {y}) is off the {size}x{size} board")
+            else:
+                after = state.apply(Place(x - 1, y - 1))
+        except IllegalMove as error:
+            core.log.info("pid {pid}: illegal move {x},{y}: {why}", pid=channel.pid, x=x, y=y, why=str(error))
+            channel.send(ServerWord(ServerOp.ILLEGAL, x, y))
+            core.askToMove()
+            return
+        core.state = after
+        core.broadcast(ServerWord(STONE[state.toMove], x, y))
+        if after.outcome is not None:
+            core.end(*_result(after))
+            inputs._ended()
+            return
+        core.askToMove()
+
+    @playing.upon(Game.resign).loop()
+    def resign(inputs: Game, core: GameCore, channel: Channel) -> None:
+        state = core.state
+        assert state is not None
+        if core.colourOf(channel) != state.toMove:
+            core.log.info(
+                "pid {pid}: resign out of turn; dropped (only the player to move may resign)", pid=channel.pid
+            )
+            return
+        core.state = state.apply(RESIGN)
+        core.end(*_result(core.state))
+        inputs._ended()
+
+    @playing.upon(Game.leave).loop()
+    def leave(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
+        if channel in core.kibitzers:
+            core.kibitzers.remove(channel)
+            return
+        core.end(ServerOp.ABORTED, f"the {COLOUR[core.colourOf(channel) or 0]} player (pid {channel.pid}) left: {why}")
+        inputs._ended()
+
+    return builder.build()
+
+
+GameMachine = _buildGame()
