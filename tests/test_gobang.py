@@ -467,11 +467,14 @@ class RealFifoTests(TestCase):
 
     @inlineCallbacks
     def test_deadPlayerNoticed(self):  # type: ignore[no-untyped-def]
-        self.startServer()
+        service = self.startServer()
         pid = str(os.getpid())
         black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir)))
         white = self.spawn(*clientCommand("-w", pid, "--fifo-dir", str(self.dir), "--bot"))
-        yield deferLater(reactor, 2, lambda: None)
+        for _ in range(300):  # until the game has started (both signed on; black is asked to move)
+            if any(core.state is not None for _, core in service.table.games.values()):
+                break
+            yield deferLater(reactor, 0.1, lambda: None)
         black.kill()  # black is to move and dies
         yield self.waitFor(white, seconds=10)
         self.assertEqual(white.returncode, 3)

@@ -18,7 +18,13 @@ from typing import Any
 
 from automat import TypeMachine
 
-MACHINE_MODULES = ("velhanet.velha.invite", "velhanet.velha.match", "velhanet.gambit.room", "velhanet.gobang.game")
+MACHINE_MODULES = (
+    "velhanet.velha.invite",
+    "velhanet.velha.match",
+    "velhanet.gambit.room",
+    "velhanet.gobang.game",
+    "velhanet.socha.room",
+)
 
 
 def machines() -> dict[str, Any]:

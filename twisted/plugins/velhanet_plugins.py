@@ -28,3 +28,10 @@ gobangServer = ServiceMaker(
     "The Gobang server of the FIFO exercise (named pipes gbs.<pid>/gbc.<pid>, many games, kibitz)",
     "gobang-server",
 )
+
+sochaServer = ServiceMaker(
+    "velhanet Software-Challenge server",
+    "velhanet.socha.tap",
+    "A Software-Challenge XML game server (Piranhas and velhanet's games, rooms, admin) on 13050",
+    "socha-server",
+)

@@ -1,0 +1,396 @@
+"""Software-Challenge server: the XML reader and writer, every lobby and admin message,
+room flows with timeouts on a Clock, and two real ``socha==4.3.9`` players end to end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree.ElementTree import Element
+
+from twisted.internet import reactor
+from twisted.internet.defer import inlineCallbacks
+from twisted.internet.task import Clock, deferLater
+from twisted.internet.testing import StringTransport
+from twisted.trial.unittest import SynchronousTestCase, TestCase
+
+from velhanet.games.piranhas import PiranhaMove
+from velhanet.socha.lobby import Lobby, SochaProtocol
+from velhanet.socha.room import HARD_TIMEOUT
+from velhanet.socha.tap import Options
+from velhanet.socha.xml import XmlError, XmlStreamReader, render, tag
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class ReaderTests(SynchronousTestCase):
+    def test_splitAndConcatenated(self) -> None:
+        stream = (
+            b'<protocol><join/>\n<room roomId="r"><data class="move"><from x="1" y="2"/>'
+            b"<direction>UP</direction></data></room><close/>"
+        )
+        for cut in range(1, len(stream)):
+            reader = XmlStreamReader()
+            messages = reader.feed(stream[:cut]) + reader.feed(stream[cut:])
+            self.assertEqual([m.tag for m in messages], ["join", "room", "close"], cut)
+            self.assertEqual(messages[1].find("data/direction").text, "UP")  # type: ignore[union-attr]
+            self.assertEqual(messages[1].find("data/from").get("x"), "1")  # type: ignore[union-attr]
+
+    def test_endOfDocument(self) -> None:
+        reader = XmlStreamReader()
+        reader.feed(b"<protocol><join/></protocol>")
+        self.assertTrue(reader.closed)
+
+    def test_billionLaughsRefused(self) -> None:
+        bomb = (
+            b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+            b'<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><protocol><join a="&lol2;"/>'
+        )
+        self.assertIn("DOCTYPE", str(self.assertRaises(XmlError, XmlStreamReader().feed, bomb)))
+
+    def test_externalEntityRefused(self) -> None:
+        xxe = b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><protocol><join a="&e;"/>'
+        self.assertRaises(XmlError, XmlStreamReader().feed, xxe)
+        self.assertIn(
+            "undefined entity", str(self.assertRaises(XmlError, XmlStreamReader().feed, b"<protocol><join a='&e;'/>"))
+        )
+
+    def test_oversizeAndDepthAndRoot(self) -> None:
+        reader = XmlStreamReader(maxMessage=1000)
+        reader.feed(b"<protocol><room>")
+        self.assertIn("longer than 1000", str(self.assertRaises(XmlError, reader.feed, b"x" * 2000)))
+        deep = b"<protocol>" + b"<a>" * 40
+        self.assertIn("nested deeper", str(self.assertRaises(XmlError, XmlStreamReader().feed, deep)))
+        self.assertIn(
+            "must start with <protocol>", str(self.assertRaises(XmlError, XmlStreamReader().feed, b"<join/>"))
+        )
+        self.assertIn("not well-formed", str(self.assertRaises(XmlError, XmlStreamReader().feed, b"<protocol><a></b>")))
+
+    def test_writerShape(self) -> None:
+        packet = tag("room", {"roomId": "r"}, tag("data", {"class": "welcomeMessage", "color": "ONE"}))
+        self.assertEqual(
+            render(packet), '\n  <room roomId="r">\n    <data class="welcomeMessage" color="ONE"/>\n  </room>'
+        )
+        self.assertEqual(render(tag("direction", None, "UP"), 3), "\n      <direction>UP</direction>")
+        self.assertEqual(render(tag("x", {"message": 'a "b"\nc'})), "\n  <x message='a \"b\"&#10;c'/>")
+
+
+class Peer:
+    """One client connection on a StringTransport; ``messages()`` parses what the server wrote."""
+
+    def __init__(self, lobby: Lobby) -> None:
+        self.protocol: SochaProtocol = lobby.buildProtocol(None)
+        self.transport = StringTransport()
+        self.protocol.makeConnection(self.transport)
+        self.reader = XmlStreamReader()
+        self.sentProtocol = False
+
+    def send(self, text: str) -> None:
+        if not self.sentProtocol:
+            text, self.sentProtocol = "<protocol>" + text, True
+        self.protocol.dataReceived(text.encode())
+
+    def messages(self) -> list[Element]:
+        data = self.transport.value()
+        self.transport.clear()
+        return self.reader.feed(data)
+
+    def classes(self) -> list[str]:
+        return [
+            m.find("data").get("class", "") if m.tag == "room" else m.tag  # type: ignore[union-attr]
+            for m in self.messages()
+        ]
+
+
+def moveXml(roomId: str, move: PiranhaMove) -> str:
+    return (
+        f'<room roomId="{roomId}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
+        f"<direction>{move.direction.name}</direction></data></room>"
+    )
+
+
+class LobbyTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.clock = Clock()
+        self.lobby = Lobby(self.clock, password="secret")
+
+    def game(self) -> tuple[Peer, Peer, str]:
+        one, two = Peer(self.lobby), Peer(self.lobby)
+        one.send("<join/>")
+        [joined] = one.messages()
+        roomId = joined.get("roomId", "")
+        two.send("<join/>")
+        return one, two, roomId
+
+    def room(self, roomId: str):  # type: ignore[no-untyped-def]
+        return self.lobby.rooms[roomId].core
+
+    def test_joinFlow(self) -> None:
+        one, two = Peer(self.lobby), Peer(self.lobby)
+        one.send("<join/>")
+        self.assertTrue(one.transport.value().startswith(b"<protocol>\n  <joined roomId="))
+        self.assertEqual(one.classes(), ["joined"])
+        two.send("<join/>")
+        self.assertEqual(one.classes(), ["welcomeMessage", "memento", "moveRequest"])
+        self.assertEqual(two.classes(), ["joined", "welcomeMessage", "memento"])
+
+    def test_welcomeColours(self) -> None:
+        one, two, roomId = self.game()
+        welcome = next(m for m in one.messages() if m.tag == "room")
+        self.assertEqual(welcome.find("data").get("color"), "ONE")  # type: ignore[union-attr]
+        welcome = next(m for m in two.messages() if m.tag == "room")
+        self.assertEqual(welcome.find("data").get("color"), "TWO")  # type: ignore[union-attr]
+
+    def test_mementoShape(self) -> None:
+        one, two, roomId = self.game()
+        memento = [m for m in one.messages() if m.tag == "room"][1]
+        state = memento.find("data/state")
+        assert state is not None
+        self.assertEqual((state.get("class"), state.get("startTeam"), state.get("turn")), ("state", "ONE", "0"))
+        rows = state.findall("board/row")
+        self.assertEqual([len(r.findall("field")) for r in rows], [10] * 10)
+        self.assertEqual(rows[0].findall("field")[1].text[:4], "TWO_")  # type: ignore[index]
+        self.assertEqual(rows[1].findall("field")[0].text[:4], "ONE_")  # type: ignore[index]
+
+    def test_moveThenMementoAndRequestToTheOther(self) -> None:
+        one, two, roomId = self.game()
+        one.messages(), two.messages()
+        move = self.room(roomId).state.legalMoves()[0]
+        one.send(moveXml(roomId, move))
+        self.assertEqual(one.classes(), ["memento"])
+        messages = two.messages()
+        self.assertEqual([m.find("data").get("class") for m in messages], ["memento", "moveRequest"])  # type: ignore[union-attr]
+        last = messages[0].find("data/state/lastMove")
+        assert last is not None
+        self.assertEqual(last.find("direction").text, move.direction.name)  # type: ignore[union-attr]
+
+    def test_invalidMoveEndsGame(self) -> None:
+        one, two, roomId = self.game()
+        one.messages(), two.messages()
+        one.send(
+            f'<room roomId="{roomId}"><data class="move"><from x="5" y="5"/><direction>UP</direction></data></room>'
+        )
+        messages = one.messages()
+        self.assertEqual(
+            [m.tag if m.tag != "room" else m.find("data").get("class") for m in messages],  # type: ignore[union-attr]
+            ["error", "result", "left"],
+        )
+        self.assertIn("START_EMPTY", messages[0].find("data").get("message", ""))  # type: ignore[union-attr]
+        winner = messages[1].find("data/winner")
+        assert winner is not None
+        self.assertEqual((winner.get("team"), winner.get("regular")), ("TWO", "false"))
+        parts = [[p.text for p in e.findall("score/part")] for e in messages[1].findall("data/scores/entry")]
+        self.assertEqual(parts[0], ["0", "0"])
+        self.assertEqual(parts[1][0], "2")
+        self.assertEqual(two.classes(), ["error", "result", "left"])
+        self.assertNotIn(roomId, self.lobby.rooms)
+
+    def test_moveOutOfTurn(self) -> None:
+        one, two, roomId = self.game()
+        move = self.room(roomId).state.legalMoves()[0]
+        two.send(moveXml(roomId, move))
+        result = [m for m in two.messages() if m.tag == "room"][-1]
+        self.assertEqual(result.find("data/winner").get("team"), "ONE")  # type: ignore[union-attr]
+        self.assertIn("ohne dazu aufgefordert", result.find("data/winner").get("reason"))  # type: ignore[union-attr]
+
+    def test_softTimeout(self) -> None:
+        one, two, roomId = self.game()
+        one.messages()
+        self.clock.advance(2.5)
+        one.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        result = [m for m in one.messages() if m.tag == "room"][-1]
+        self.assertIn("laenger als 2 Sekunden", result.find("data/winner").get("reason"))  # type: ignore[union-attr]
+
+    def test_hardTimeout(self) -> None:
+        one, two, roomId = self.game()
+        one.messages(), two.messages()
+        self.clock.advance(HARD_TIMEOUT)
+        self.assertEqual(two.classes(), ["result", "left"])
+        self.assertEqual(self.clock.getDelayedCalls()[0].getTime(), HARD_TIMEOUT + 10)  # the close grace
+        self.clock.advance(10)
+        self.assertTrue(one.transport.disconnecting)  # the client did not close: the server does
+
+    def test_noTimeout(self) -> None:
+        lobby = Lobby(self.clock, timeouts=False)
+        one, two = Peer(lobby), Peer(lobby)
+        one.send("<join/>")
+        two.send("<join/>")
+        self.clock.advance(100)
+        roomId = next(iter(lobby.rooms))
+        one.messages()
+        one.send(moveXml(roomId, lobby.rooms[roomId].core.state.legalMoves()[0]))
+        self.assertEqual(one.classes(), ["memento"])
+
+    def test_playerLeavesMidGame(self) -> None:
+        one, two, roomId = self.game()
+        one.messages(), two.messages()
+        one.send("<close/>")
+        self.assertTrue(one.transport.disconnecting)
+        result = next(m for m in two.messages() if m.tag == "room")
+        self.assertIn("verlassen", result.find("data/winner").get("reason"))  # type: ignore[union-attr]
+        self.assertEqual(result.find("data/winner").get("team"), "TWO")  # type: ignore[union-attr]
+
+    def test_leftThenClientClosesFirst(self) -> None:
+        one, two, roomId = self.game()
+        room = self.lobby.rooms[roomId].core
+        room.finish(self.lobby.rooms[roomId].machine, None, None, "test")
+        self.assertIn("left", one.classes())
+        self.assertFalse(one.transport.disconnecting)
+        one.protocol.connectionLost()
+        self.assertEqual([c for c in self.clock.getDelayedCalls() if c.active()].__len__(), 1)  # only two's grace
+
+    def test_joinRoomAndErrors(self) -> None:
+        one = Peer(self.lobby)
+        one.send("<join/>")
+        roomId = one.messages()[0].get("roomId")
+        two = Peer(self.lobby)
+        two.send(f'<joinRoom roomId="{roomId}"/>')
+        self.assertEqual(two.classes()[0], "joined")
+        three = Peer(self.lobby)
+        three.send(f'<joinRoom roomId="{roomId}"/>')
+        [error] = three.messages()
+        self.assertEqual(error.tag, "errorpacket")
+        self.assertEqual(error.find("originalRequest").get("class"), "joinRoom")  # type: ignore[union-attr]
+        four = Peer(self.lobby)
+        four.send('<joinPrepared reservationCode="nope"/>')
+        [error] = four.messages()
+        self.assertIn("UnknownReservationException", error.get("message", ""))
+        self.assertEqual(error.find("originalRequest").get("reservationCode"), "nope")  # type: ignore[union-attr]
+        five = Peer(self.lobby)
+        five.send('<join gameType="chess"/>')
+        self.assertIn("unknown gameType", five.messages()[0].get("message", ""))
+
+    def test_adminFlow(self) -> None:
+        admin = Peer(self.lobby)
+        admin.send('<observe roomId="x"/>')
+        self.assertIn("authenticate", admin.messages()[0].get("message", ""))
+        admin.send('<authenticate password="wrong"/>')
+        self.assertEqual(admin.messages()[0].get("message"), "wrong password")
+        admin.send('<authenticate password="secret"/>')
+        self.assertEqual(admin.messages(), [])
+        admin.send(
+            '<prepare gameType="swc_2026_piranhas" pause="true">'
+            '<slot displayName="alice" canTimeout="false" reserved="true"/>'
+            '<slot displayName="bob" canTimeout="true" reserved="true"/></prepare>'
+        )
+        [prepared] = admin.messages()
+        roomId = prepared.get("roomId", "")
+        codes = [r.text for r in prepared.findall("reservation")]
+        self.assertEqual(len(codes), 2)
+        self.assertNotEqual(codes[0], codes[1])
+        admin.send(f'<observe roomId="{roomId}"/>')
+        self.assertEqual(admin.classes(), ["observed"])
+        alice, bob = Peer(self.lobby), Peer(self.lobby)
+        alice.send(f'<joinPrepared reservationCode="{codes[0]}"/>')
+        bob.send(f'<joinPrepared reservationCode="{codes[1]}"/>')
+        self.assertEqual(alice.classes(), ["joined", "welcomeMessage"])  # paused: no memento yet
+        self.assertEqual(bob.classes(), ["joined", "welcomeMessage"])
+        self.assertEqual(admin.classes(), ["joinedGameRoom", "joinedGameRoom"])
+        admin.send(f'<step roomId="{roomId}"/>')
+        self.assertEqual(alice.classes(), ["memento", "moveRequest"])
+        self.assertEqual(admin.classes(), ["memento"])
+        alice.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        self.assertEqual(bob.classes(), ["memento", "memento"])  # no request: still paused
+        self.assertEqual(alice.classes(), ["memento"])
+        self.clock.advance(60)  # alice cannot time out; bob was not asked
+        admin.send(f'<pause roomId="{roomId}" pause="false"/>')
+        self.assertEqual(admin.classes(), ["memento", "paused"])
+        self.assertEqual(bob.classes(), ["moveRequest"])
+        admin.send(f'<cancel roomId="{roomId}"/>')
+        self.assertEqual(alice.classes(), ["result", "left"])
+        result = next(m for m in admin.messages() if m.tag == "room")
+        names = [p.get("name") for p in result.findall("data/scores/entry/player")]
+        self.assertEqual(names, ["alice", "bob"])
+        admin.send(f'<step roomId="{roomId}"/>')
+        self.assertIn("no room", admin.messages()[0].get("message", ""))
+
+    def test_adminDisabledWithoutPassword(self) -> None:
+        lobby = Lobby(self.clock)
+        admin = Peer(lobby)
+        admin.send('<authenticate password=""/>')
+        self.assertIn("administration is disabled", admin.messages()[0].get("message", ""))
+
+    def test_badXmlClosesOnlyThatConnection(self) -> None:
+        one, two, roomId = self.game()
+        one.messages(), two.messages()
+        intruder = Peer(self.lobby)
+        intruder.send("<!DOCTYPE x><bad>")
+        self.assertTrue(intruder.transport.disconnecting)
+        self.assertIn("bad XML", intruder.messages()[0].get("message", ""))
+        one.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        self.assertEqual(one.classes(), ["memento"])
+
+    def test_unknownAndForeignMessages(self) -> None:
+        one, two, roomId = self.game()
+        one.messages()
+        one.send("<dance/>")
+        self.assertIn("unknown request", one.messages()[0].get("message", ""))
+        one.send(f'<room roomId="{roomId}"><data class="chat"/></room>')
+        self.assertEqual(one.messages()[0].tag, "errorpacket")
+        one.send('<room roomId="elsewhere"><data class="move"/></room>')
+        self.assertIn("not a player of room", one.messages()[0].get("message", ""))
+        one.send("<join/>")
+        self.assertIn("already in a room", one.messages()[0].get("message", ""))
+
+    def test_manyRoomsAndFreed(self) -> None:
+        peers = [Peer(self.lobby) for _ in range(20)]
+        for peer in peers:
+            peer.send("<join/>")
+        self.assertEqual(len(self.lobby.rooms), 10)
+        roomIds = {p.messages()[0].get("roomId") for p in peers}
+        self.assertEqual(len(roomIds), 10)
+        for peer in peers[::2]:
+            peer.send("<close/>")
+        self.assertEqual(self.lobby.rooms, {})
+
+    def test_ticTacToeThroughRooms(self) -> None:
+        one, two = Peer(self.lobby), Peer(self.lobby)
+        one.send('<join gameType="velhanet_tictactoe"/>')
+        two.send('<join gameType="velhanet_tictactoe"/>')
+        roomId = one.messages()[0].get("roomId")
+        two.messages()
+        for player, (x, y) in zip([one, two, one, two, one], [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)], strict=True):
+            player.send(f'<room roomId="{roomId}"><data class="move"><place x="{x}" y="{y}"/></data></room>')
+        result = [m for m in one.messages() if m.tag == "room"][-1]
+        self.assertEqual(result.find("data/winner").get("team"), "ONE")  # type: ignore[union-attr]
+        self.assertEqual(result.find("data/winner").get("regular"), "true")  # type: ignore[union-attr]
+
+    def test_options(self) -> None:
+        options = Options()
+        options.parseOptions([])
+        self.assertEqual(options["listen"], "tcp:13050:interface=127.0.0.1")
+        self.assertIsNone(options["password"])
+
+
+class RealSochaPlayersTests(TestCase):
+    """Two real ``socha==4.3.9`` players (processes, GameClient as §5.2 shows) on a real server."""
+
+    timeout = 120
+
+    @inlineCallbacks
+    def test_completeGames(self):  # type: ignore[no-untyped-def]
+        lobby = Lobby(reactor)
+        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")
+        self.addCleanup(port.stopListening)
+        number = str(port.getHost().port)
+        for game in range(2):
+            players = [
+                subprocess.Popen(
+                    [sys.executable, str(ROOT / "tests" / "socha_player.py"), number, str(seed)],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+                for seed in (2 * game, 2 * game + 1)
+            ]
+            for process in players:
+                self.addCleanup(lambda p=process: p.poll() is None and p.kill())
+            for _ in range(600):
+                if all(p.poll() is not None for p in players):
+                    break
+                yield deferLater(reactor, 0.1, lambda: None)
+            outputs = [p.stdout.read() if p.stdout else "" for p in players]
+            self.assertEqual([p.returncode for p in players], [0, 0], outputs)
+            for output in outputs:
+                self.assertIn("RESULT", output)
+        self.assertEqual(lobby.rooms, {})

@@ -1,0 +1,325 @@
+"""Piranhas, the Software-Challenge game of season 2026 (``swc_2026_piranhas``).
+
+Rules as the official server (backend 26.1.0) plays them:
+
+- a 10×10 board, (x, y) from the bottom-left corner, UP = +y;
+- team ONE starts on the left and right edges (x = 0 and 9, y = 1…8), team
+  TWO on the bottom and top edges (y = 0 and 9, x = 1…8); fish sizes are
+  random (S:M:L = 4:3:2) but symmetric (ONE at (0, i) has the size of TWO at
+  (i, 0), ONE at (9, i) that of TWO at (i, 9)); two squids lie in the inner
+  block 2…7, never on one row, column or diagonal;
+- a move takes one of your fish in one of 8 directions, exactly as far as
+  there are fish (of both teams, the mover included) on that whole line;
+  it may jump over own fish and squids but not over the opponent's, must end
+  on the board, not on a squid nor on an own fish, and eats an opponent fish
+  it lands on;
+- the game ends after a full round (even turn) when a team has all its fish
+  in one swarm (8-connected group), when the player to move cannot move, or
+  after 60 turns;
+- the winner: if a team is fully connected, the heavier heaviest swarm
+  (S=1, M=2, L=3), on equal weight the team that was connected first; else a
+  blocked player loses; else (round limit) the heavier heaviest swarm, or a
+  draw.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final
+
+from zope.interface import implementer
+
+from velhanet.games.interfaces import IGameRules, IGameState, IllegalMove, Outcome
+
+SIZE: Final = 10
+ROUND_LIMIT: Final = 30
+ONE, TWO = 0, 1
+TEAM_NAMES: Final = ("ONE", "TWO")
+
+EMPTY: Final = 0
+SQUID: Final = 7
+# Team ONE fish are 1..3 (S, M, L), team TWO fish 4..6.
+FIELD_NAMES: Final = ("EMPTY", "ONE_S", "ONE_M", "ONE_L", "TWO_S", "TWO_M", "TWO_L", "SQUID")
+FIELD_VALUES: Final = {name: value for value, name in enumerate(FIELD_NAMES)}
+
+
+def fish(team: int, size: int) -> int:
+    return team * 3 + size
+
+
+def teamOf(value: int) -> int | None:
+    if 1 <= value <= 6:
+        return (value - 1) // 3
+    return None
+
+
+def weightOf(value: int) -> int:
+    return (value - 1) % 3 + 1 if 1 <= value <= 6 else 0
+
+
+class Direction(Enum):
+    UP = (0, 1)
+    UP_RIGHT = (1, 1)
+    RIGHT = (1, 0)
+    DOWN_RIGHT = (1, -1)
+    DOWN = (0, -1)
+    DOWN_LEFT = (-1, -1)
+    LEFT = (-1, 0)
+    UP_LEFT = (-1, 1)
+
+    @property
+    def dx(self) -> int:
+        return self.value[0]
+
+    @property
+    def dy(self) -> int:
+        return self.value[1]
+
+
+DIRECTIONS: Final = tuple(Direction)
+
+
+@dataclass(frozen=True, slots=True)
+class PiranhaMove:
+    x: int
+    y: int
+    direction: Direction
+
+    def __str__(self) -> str:
+        return f"({self.x}, {self.y}) {self.direction.name}"
+
+
+class WinReason(Enum):
+    BIGGER_SWARM = "%s hat den größeren zusammenhängenden Schwarm"
+    FIRST_UNION = "%s hat zuerst alle Fische einer Farbe vereinigt"
+    BLOCKED = "%s hat den Gegner blockiert, sodass er keinen Zug mehr machen kann"
+    TIE = "Beide Spieler sind gleichauf"
+
+
+def _line(cells: bytes, x: int, y: int, direction: Direction) -> int:
+    """Fish (both teams) on the whole line through (x, y) along ``direction``'s axis."""
+    count = 0
+    dx, dy = direction.dx, direction.dy
+    for sign in (1, -1):
+        cx, cy = x if sign == 1 else x - dx, y if sign == 1 else y - dy
+        while 0 <= cx < SIZE and 0 <= cy < SIZE:
+            if 1 <= cells[cy * SIZE + cx] <= 6:
+                count += 1
+            cx, cy = cx + sign * dx, cy + sign * dy
+    return count
+
+
+def checkMove(cells: bytes, team: int, move: PiranhaMove) -> tuple[int, int] | str:
+    """The target of a legal move, or the name of the rule it breaks."""
+    x, y = move.x, move.y
+    if not (0 <= x < SIZE and 0 <= y < SIZE):
+        return "START_OUT_OF_BOUNDS"
+    start = cells[y * SIZE + x]
+    if teamOf(start) is None:
+        return "START_EMPTY"
+    if teamOf(start) != team:
+        return "WRONG_START"
+    distance = _line(cells, x, y, move.direction)
+    dx, dy = move.direction.dx, move.direction.dy
+    tx, ty = x + dx * distance, y + dy * distance
+    if not (0 <= tx < SIZE and 0 <= ty < SIZE):
+        return "DESTINATION_OUT_OF_BOUNDS"
+    for step in range(1, distance):
+        between = cells[(y + dy * step) * SIZE + x + dx * step]
+        if teamOf(between) == 1 - team:
+            return "JUMP_OVER_OPPONENT"
+    target = cells[ty * SIZE + tx]
+    if target == SQUID:
+        return "DESTINATION_BLOCKED"
+    if teamOf(target) == team:
+        return "DESTINATION_BLOCKED_BY_SELF"
+    return tx, ty
+
+
+MISTAKE_TEXT: Final = {
+    "START_OUT_OF_BOUNDS": "the start field is not on the board",
+    "START_EMPTY": "there is no fish on the start field",
+    "WRONG_START": "the fish on the start field belongs to the opponent",
+    "DESTINATION_OUT_OF_BOUNDS": "the move would leave the board",
+    "JUMP_OVER_OPPONENT": "the move would jump over an opponent's fish",
+    "DESTINATION_BLOCKED": "the target field holds a squid",
+    "DESTINATION_BLOCKED_BY_SELF": "the target field holds an own fish",
+}
+
+
+def swarms(cells: bytes, team: int) -> list[list[int]]:
+    """The team's fish grouped in 8-connected swarms (field indexes)."""
+    own = {i for i, value in enumerate(cells) if teamOf(value) == team}
+    groups: list[list[int]] = []
+    while own:
+        stack = [own.pop()]
+        group = []
+        while stack:
+            index = stack.pop()
+            group.append(index)
+            x, y = index % SIZE, index // SIZE
+            for ny in (y - 1, y, y + 1):
+                for nx in (x - 1, x, x + 1):
+                    neighbour = ny * SIZE + nx
+                    if 0 <= nx < SIZE and 0 <= ny < SIZE and neighbour in own:
+                        own.remove(neighbour)
+                        stack.append(neighbour)
+        groups.append(group)
+    return groups
+
+
+def heaviestSwarm(cells: bytes, team: int) -> int:
+    return max((sum(weightOf(cells[i]) for i in group) for group in swarms(cells, team)), default=0)
+
+
+def isConnected(cells: bytes, team: int) -> bool:
+    return len(swarms(cells, team)) <= 1
+
+
+def legalMovesFor(cells: bytes, team: int) -> list[PiranhaMove]:
+    moves = []
+    for index, value in enumerate(cells):
+        if teamOf(value) == team:
+            x, y = index % SIZE, index // SIZE
+            for direction in DIRECTIONS:
+                move = PiranhaMove(x, y, direction)
+                if isinstance(checkMove(cells, team, move), tuple):
+                    moves.append(move)
+    return moves
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """The end of a game: the winning team (None = draw) and why."""
+
+    winner: int | None
+    reason: WinReason
+
+    def text(self, names: tuple[str, str]) -> str:
+        if self.winner is None:
+            return self.reason.value
+        return self.reason.value % names[self.winner]
+
+
+@implementer(IGameState)
+@dataclass(frozen=True, slots=True)
+class PiranhasState:
+    """An immutable Piranhas position. ``cells[y * 10 + x]`` holds a field value."""
+
+    cells: bytes
+    turn: int = 0
+    lastMove: PiranhaMove | None = None
+    firstUnion: int | None = None
+
+    @property
+    def currentTeam(self) -> int:
+        return self.turn % 2
+
+    @property
+    def toMove(self) -> int | None:
+        return None if self.result() is not None else self.currentTeam
+
+    @property
+    def moveCount(self) -> int:
+        return self.turn
+
+    @property
+    def outcome(self) -> Outcome | None:
+        result = self.result()
+        if result is None:
+            return None
+        return Outcome(result.winner, result.reason.name.lower())
+
+    def field(self, x: int, y: int) -> str:
+        return FIELD_NAMES[self.cells[y * SIZE + x]]
+
+    def legalMoves(self) -> list[PiranhaMove]:
+        if self.isOver():
+            return []
+        return legalMovesFor(self.cells, self.currentTeam)
+
+    def isOver(self) -> bool:
+        if self.turn % 2 == 0 and any(isConnected(self.cells, team) for team in (ONE, TWO)):
+            return True
+        if self.turn // 2 >= ROUND_LIMIT:
+            return True
+        return not legalMovesFor(self.cells, self.currentTeam)
+
+    def result(self) -> GameResult | None:
+        if not self.isOver():
+            return None
+        weights = (heaviestSwarm(self.cells, ONE), heaviestSwarm(self.cells, TWO))
+        heavier = None if weights[0] == weights[1] else (ONE if weights[0] > weights[1] else TWO)
+        if any(isConnected(self.cells, team) for team in (ONE, TWO)):
+            if heavier is not None:
+                return GameResult(heavier, WinReason.BIGGER_SWARM)
+            if self.firstUnion is not None:
+                return GameResult(self.firstUnion, WinReason.FIRST_UNION)
+            return GameResult(None, WinReason.TIE)
+        if self.turn // 2 < ROUND_LIMIT and not legalMovesFor(self.cells, self.currentTeam):
+            return GameResult(1 - self.currentTeam, WinReason.BLOCKED)
+        if heavier is not None:
+            return GameResult(heavier, WinReason.BIGGER_SWARM)
+        return GameResult(None, WinReason.TIE)
+
+    def scores(self) -> tuple[int, int]:
+        """The heaviest swarm of each team: the second score part."""
+        return heaviestSwarm(self.cells, ONE), heaviestSwarm(self.cells, TWO)
+
+    def apply(self, move: object, player: int | None = None) -> PiranhasState:
+        if self.isOver():
+            raise IllegalMove("the game is already over")
+        team = self.currentTeam
+        if player is not None and player != team:
+            raise IllegalMove(f"it is not team {TEAM_NAMES[player]}'s turn: {TEAM_NAMES[team]} is to move")
+        if not isinstance(move, PiranhaMove):
+            raise IllegalMove(f"not a Piranhas move: {move!r}")
+        checked = checkMove(self.cells, team, move)
+        if isinstance(checked, str):
+            raise IllegalMove(f"{checked}: {MISTAKE_TEXT[checked]} (move {move})")
+        tx, ty = checked
+        cells = bytearray(self.cells)
+        cells[ty * SIZE + tx] = cells[move.y * SIZE + move.x]
+        cells[move.y * SIZE + move.x] = EMPTY
+        after = bytes(cells)
+        firstUnion = self.firstUnion
+        if firstUnion is None:
+            for candidate in (team, 1 - team):
+                if isConnected(after, candidate):
+                    firstUnion = candidate
+                    break
+        return PiranhasState(after, self.turn + 1, move, firstUnion)
+
+
+def randomBoard(rng: random.Random) -> bytes:
+    """The official setup: symmetric random fish sizes and two squids apart."""
+    cells = bytearray(SIZE * SIZE)
+
+    def size() -> int:
+        roll = rng.randrange(9)
+        return 1 if roll < 4 else 2 if roll < 7 else 3
+
+    for index in range(1, SIZE - 1):
+        first, second = size(), size()
+        cells[index * SIZE + 0] = fish(ONE, first)
+        cells[0 * SIZE + index] = fish(TWO, first)
+        cells[index * SIZE + SIZE - 1] = fish(ONE, second)
+        cells[(SIZE - 1) * SIZE + index] = fish(TWO, second)
+    squids: list[tuple[int, int]] = []
+    while len(squids) < 2:
+        x, y = rng.randint(2, 7), rng.randint(2, 7)
+        if all(x != sx and y != sy and x - y != sx - sy and x + y != sx + sy for sx, sy in squids):
+            squids.append((x, y))
+            cells[y * SIZE + x] = SQUID
+    return bytes(cells)
+
+
+@implementer(IGameRules)
+@dataclass(frozen=True)
+class PiranhasRules:
+    name: str = "swc_2026_piranhas"
+
+    def initial(self, rng: random.Random | None = None) -> PiranhasState:
+        return PiranhasState(randomBoard(rng or random.Random()))

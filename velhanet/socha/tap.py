@@ -1,0 +1,31 @@
+"""``twistd socha-server``: command-line options for the Software-Challenge server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.python import usage
+
+from velhanet.socha.service import makeService as _makeService
+
+
+class Options(usage.Options):
+    synopsis = "[--listen ENDPOINT] [--password PW] [--no-timeout] [--paused] [--trace]"
+    longdesc = (
+        "A Software-Challenge game server speaking the XML protocol of the official server "
+        "(Piranhas, swc_2026_piranhas, plus velhanet_tictactoe and velhanet_gobang), with rooms, "
+        "reservations and administration."
+    )
+    optFlags = [
+        ["no-timeout", None, "no 2 s / 10 s move time limits"],
+        ["paused", None, "rooms created by <join/> start paused (an admin steps or resumes them)"],
+        ["trace", None, "log every message in and out"],
+    ]
+    optParameters = [
+        ["listen", None, "tcp:13050:interface=127.0.0.1", "Twisted endpoint to listen on"],
+        ["password", None, None, "administrator password (without it administration is disabled)"],
+    ]
+
+
+def makeService(options: Any) -> Any:
+    return _makeService(options)

@@ -1,0 +1,152 @@
+"""The Software-Challenge XML stream: a safe incremental reader and an XStream-style writer.
+
+A client's stream is one never-ending document ``<protocol> … `` whose
+depth-1 elements are the messages. The reader is expat fed incrementally;
+it refuses anything that could make it expand or fetch (a DOCTYPE, entity
+declarations, external entities: billion-laughs bombs and XXE), caps the
+size of one message and the nesting depth, and raises L{XmlError} instead
+of growing without bound.
+
+The writer produces the shapes of the official server's ``PrettyPrintWriter``:
+every packet starts with a newline and two spaces of indentation, children
+indent by two more, and the first packet of a connection is preceded by
+``<protocol>``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+from xml.etree.ElementTree import Element
+from xml.parsers import expat
+from xml.sax.saxutils import escape, quoteattr
+
+MAX_MESSAGE: Final = 64 * 1024
+"""Bytes one message may take; a move is about 150, a memento about 4000."""
+
+MAX_DEPTH: Final = 16
+MAX_ELEMENTS: Final = 2000
+
+
+class XmlError(ValueError):
+    """Input that is not acceptable XML for this protocol; the connection ends."""
+
+
+class XmlStreamReader:
+    """Feed bytes, get the depth-1 elements of ``<protocol>`` as ElementTree elements."""
+
+    def __init__(self, maxMessage: int = MAX_MESSAGE, maxDepth: int = MAX_DEPTH) -> None:
+        self.maxMessage, self.maxDepth = maxMessage, maxDepth
+        parser = expat.ParserCreate()
+        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        parser.StartDoctypeDeclHandler = self._refuseDoctype
+        parser.EntityDeclHandler = self._refuseEntity
+        parser.ExternalEntityRefHandler = self._refuseExternal
+        parser.StartElementHandler = self._start
+        parser.EndElementHandler = self._end
+        parser.CharacterDataHandler = self._text
+        parser.buffer_text = True
+        self._parser = parser
+        self._stack: list[Element] = []
+        self._texts: list[list[str]] = []
+        self._done: list[Element] = []
+        self._fed = 0
+        self._messageStart = -1
+        self._elements = 0
+        self.rootSeen = False
+        self.closed = False
+        """The client ended the document (``</protocol>``)."""
+
+    def feed(self, data: bytes) -> list[Element]:
+        """Parse more bytes; the messages completed by them, in order."""
+        if self.closed:
+            if data.strip():
+                raise XmlError("data after </protocol>")
+            return []
+        self._fed += len(data)
+        if self._messageStart >= 0 and self._fed - self._messageStart > self.maxMessage:
+            raise XmlError(f"a message longer than {self.maxMessage} bytes")
+        if not self.rootSeen and self._fed > self.maxMessage:
+            raise XmlError("no <protocol> element in the first bytes")
+        try:
+            self._parser.Parse(data, False)
+        except expat.ExpatError as error:
+            raise XmlError(
+                f"not well-formed XML: {expat.ErrorString(error.code)} at byte {self._parser.CurrentByteIndex}"
+            ) from None
+        done, self._done = self._done, []
+        return done
+
+    # -- expat handlers ---------------------------------------------------------
+
+    def _refuseDoctype(self, *args: object) -> None:
+        raise XmlError("DOCTYPE declarations are not allowed")
+
+    def _refuseEntity(self, *args: object) -> None:
+        raise XmlError("entity declarations are not allowed")
+
+    def _refuseExternal(self, *args: object) -> int:
+        raise XmlError("external entities are not allowed")
+
+    def _start(self, tag: str, attributes: dict[str, str]) -> None:
+        depth = len(self._stack)
+        if not self.rootSeen:
+            if tag != "protocol":
+                raise XmlError(f"the stream must start with <protocol>, not <{tag}>")
+            self.rootSeen = True
+            self._stack.append(Element(tag))
+            self._texts.append([])
+            return
+        if depth >= self.maxDepth:
+            raise XmlError(f"elements nested deeper than {self.maxDepth}")
+        if depth == 1:
+            self._messageStart = self._parser.CurrentByteIndex
+            self._elements = 0
+        self._elements += 1
+        if self._elements > MAX_ELEMENTS:
+            raise XmlError(f"a message with more than {MAX_ELEMENTS} elements")
+        element = Element(tag, attributes)
+        if depth > 1:
+            self._stack[-1].append(element)
+        self._stack.append(element)
+        self._texts.append([])
+
+    def _end(self, tag: str) -> None:
+        element = self._stack.pop()
+        text = "".join(self._texts.pop())
+        if text.strip():
+            element.text = text
+        if len(self._stack) == 1:
+            self._done.append(element)
+            self._messageStart = -1
+        elif not self._stack:
+            self.closed = True
+
+    def _text(self, data: str) -> None:
+        if len(self._stack) > 1:
+            self._texts[-1].append(data)
+
+
+# -- writing -------------------------------------------------------------------
+
+
+def tag(name: str, attributes: dict[str, str | int | None] | None = None, *children: Element | str) -> Element:
+    """Build an element; string children become its text, ``None`` attributes are left out."""
+    element = Element(name, {k: str(v) for k, v in (attributes or {}).items() if v is not None})
+    for child in children:
+        if isinstance(child, str):
+            element.text = child
+        else:
+            element.append(child)
+    return element
+
+
+def render(element: Element, level: int = 1) -> str:
+    """XStream PrettyPrintWriter style: newline, 2-space indent, self-closing empty elements."""
+    pad = "  " * level
+    attributes = "".join(f" {key}={quoteattr(value)}" for key, value in element.attrib.items())
+    if len(element) == 0 and not element.text:
+        return f"\n{pad}<{element.tag}{attributes}/>"
+    if len(element) == 0:
+        return f"\n{pad}<{element.tag}{attributes}>{escape(element.text or '')}</{element.tag}>"
+    inner = "".join(render(child, level + 1) for child in element)
+    return f"\n{pad}<{element.tag}{attributes}>{inner}\n{pad}</{element.tag}>"
