@@ -392,6 +392,16 @@ class FifoSecurityTests(SynchronousTestCase):
         error = self.assertRaises(Refused, fifo.openForWriting, path, 1)
         self.assertIn("belongs to uid", str(error))
 
+    def test_liveness(self) -> None:
+        """A killed child that its parent has not reaped yet (a zombie) counts as dead."""
+        child = subprocess.Popen(["sleep", "30"])
+        self.assertTrue(fifo.isAlive(child.pid))
+        child.kill()
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # dead, but left unreaped: a zombie
+        self.assertFalse(fifo.isAlive(child.pid))
+        child.wait()
+        self.assertFalse(fifo.isAlive(child.pid))
+
     def test_pidMatching(self) -> None:
         os.mkfifo(self.dir / "gbc.00007")
         os.mkfifo(self.dir / f"gbc.{7 + 65536}")

@@ -106,13 +106,18 @@ def processUid(pid: int) -> int | None:
 
 
 def isAlive(pid: int) -> bool:
+    """Does process ``pid`` still run? A zombie (dead, not yet reaped by its parent) does not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
+        pass
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return True
-    return True
+    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] not in ("Z", "X")
 
 
 def pidsWithLowBits(bits: int) -> list[int]:
