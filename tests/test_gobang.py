@@ -438,7 +438,8 @@ class RealFifoTests(TestCase):
         self.addCleanup(lambda: service.running and service.stopService())
         return service
 
-    def spawn(self, *args: str) -> subprocess.Popen[str]:
+    def spawn(self, *args: str, keepStdinOpen: bool = False) -> subprocess.Popen[str]:
+        """A client process; a human player (no --bot) needs an open stdin, or it signs off at EOF."""
         process = subprocess.Popen(
             args,
             cwd=ROOT,
@@ -446,7 +447,7 @@ class RealFifoTests(TestCase):
             text=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if keepStdinOpen else subprocess.DEVNULL,
         )
         self.addCleanup(lambda: process.poll() is None and process.kill())
         return process
@@ -479,7 +480,7 @@ class RealFifoTests(TestCase):
     def test_deadPlayerNoticed(self):  # type: ignore[no-untyped-def]
         service = self.startServer()
         pid = str(os.getpid())
-        black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir)))
+        black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir)), keepStdinOpen=True)
         white = self.spawn(*clientCommand("-w", pid, "--fifo-dir", str(self.dir), "--bot"))
         for _ in range(300):  # until the game has started (both signed on; black is asked to move)
             if any(core.state is not None for _, core in service.table.games.values()):
