@@ -55,6 +55,8 @@ class SochaProtocol(Protocol):
         self.closing = False
         self.peer = "?"
         self._closeTimer: IDelayedCall | None = None
+        self.closedAfterLeft = False
+        """The client closed the connection itself after our ``<left/>`` (as it should)."""
 
     def connectionMade(self) -> None:
         assert self.transport is not None
@@ -147,6 +149,7 @@ class SochaProtocol(Protocol):
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         if self._closeTimer is not None and self._closeTimer.active():
+            self.closedAfterLeft = True
             self._closeTimer.cancel()
         self._leaveGame()
         self.lobby.forget(self)

@@ -1,0 +1,177 @@
+"""Gobang FIFO server conformance: signon and size, request order, illegal moves, five in a row,
+draws, kibitz, signoff and FIFO names.
+
+The target is a running server, given by its pid and FIFO directory. The
+clients are scripted agent processes (``gobangagent``), since the server
+tells clients apart by pid. Rules: ``gobang-fifo.de.txt`` and
+``docs/gobang.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from velhanet.conformance.base import ConformanceCase
+
+Words = list[tuple[int, int, int]]
+
+
+class Agent:
+    def __init__(
+        self,
+        directory: str,
+        serverPid: int,
+        opcode: int,
+        *script: str,
+        cwd: str | None = None,
+        byteOrderName: str = "native",
+        delay: float = 0.0,
+    ) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "velhanet.conformance.gobangagent", directory, str(serverPid), str(opcode), *script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=cwd,
+            env=dict(
+                os.environ, GOBANG_BYTE_ORDER=byteOrderName, GOBANG_AGENT_TIMEOUT="20", GOBANG_AGENT_DELAY=str(delay)
+            ),
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def finish(self, timeout: float = 30) -> tuple[int | None, Words, str]:
+        try:
+            output, _ = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+        words = []
+        for line in output.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and all(p.isdigit() for p in parts):
+                words.append((int(parts[0]), int(parts[1]), int(parts[2])))
+        return self.process.returncode, words, output
+
+
+def ops(words: Words) -> list[int]:
+    return [op for op, _, _ in words]
+
+
+class GobangConformance(ConformanceCase):
+    family = "gobang"
+
+    def agent(self, opcode: int, *script: str, delay: float = 0.0) -> Agent:
+        agent = Agent(
+            self.target.fifoDir,
+            self.target.pid,
+            opcode,
+            *script,
+            cwd=self.target.extra.get("cwd"),
+            byteOrderName=self.target.extra.get("byteOrder", "native"),
+            delay=delay,
+        )
+        self.addCleanup(agent.stop)
+        return agent
+
+    def pair(self, black: list[str], white: list[str]) -> tuple[tuple[int | None, Words, str], ...]:
+        blackAgent = self.agent(1, *black)
+        time.sleep(0.3)  # black signs on first, so both join the same (next) game
+        whiteAgent = self.agent(2, *white)
+        return blackAgent.finish(), whiteAgent.finish()
+
+    def test_serverFifoName(self) -> None:
+        """The server reads the FIFO DIR/gbs.NNNNN, NNNNN its pid zero-padded to 5 digits (text)."""
+        path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"
+        self.require(path.exists() and stat.S_ISFIFO(path.lstat().st_mode), f"{path} must exist and be a FIFO")
+
+    def test_signonAnsweredWithBoardSize(self) -> None:
+        """A signon is answered first by opcode 7 with the board size in y (text: erste Antwort auf Signon)."""
+        (code, words, output), _ = self.pair(["resign"], ["1,1"])
+        self.require(
+            words and words[0][0] == 7 and 5 <= words[0][2] <= 63,
+            f"the first answer to a signon must be opcode 7 with the size in y; got {words[:1] or output!r}",
+        )
+
+    def test_blackMovesFirst(self) -> None:
+        """Once both players are in, black gets the first move request, opcode 8 (text: Schwarz beginnt)."""
+        (_, blackWords, _), (_, whiteWords, _) = self.pair(["resign"], [])
+        self.require(ops(blackWords)[:2] == [7, 8], f"black must get 7 then 8; got {ops(blackWords)}")
+        self.require(8 not in ops(whiteWords), f"white must not be asked to move before black; got {ops(whiteWords)}")
+
+    def test_fiveInARowWins(self) -> None:
+        """Five stones in a row win: every stone goes to both as 5/6, then opcode 1 to both (text)."""
+        (blackCode, blackWords, _), (whiteCode, whiteWords, _) = self.pair(
+            ["1,1", "2,1", "3,1", "4,1", "5,1"], ["1,3", "2,3", "3,3", "4,3"]
+        )
+        self.require(
+            blackCode == 1 and whiteCode == 1,
+            f"both players must get opcode 1 (black wins); got black {blackCode}, white {whiteCode}",
+        )
+        self.require(
+            (5, 5, 1) in blackWords and (5, 5, 1) in whiteWords,
+            "the winning stone (5, 1) must be sent to both as opcode 5",
+        )
+        self.require((6, 4, 3) in blackWords, "white's stones must be sent to black as opcode 6")
+
+    def test_illegalMoveGets9Then8(self) -> None:
+        """A move on a taken point gets opcode 9, then opcode 8 again (text: danach folgt erneut Opcode 8)."""
+        (_, _, _), (_, whiteWords, whiteOutput) = self.pair(["1,1", "resign"], ["1,1", "2,2"])
+        sequence = ops(whiteWords)
+        self.require(
+            any(sequence[i : i + 2] == [9, 8] for i in range(len(sequence) - 1)),
+            f"white's move on black's stone must get 9 then 8; white saw {sequence}",
+        )
+
+    def test_twoPassesDraw(self) -> None:
+        """Two passes in a row end the game as a draw, opcode 0 (text: beide verzichten → unentschieden)."""
+        (blackCode, _, _), (whiteCode, _, _) = self.pair(["pass"], ["pass"])
+        self.require(blackCode == 0 and whiteCode == 0, f"both must get opcode 0; got {blackCode}, {whiteCode}")
+
+    def test_resign(self) -> None:
+        """The player to move may resign: the other wins (text: Aufgabe)."""
+        (blackCode, _, _), (whiteCode, _, _) = self.pair(["resign"], [])
+        self.require(
+            blackCode == 2 and whiteCode == 2,
+            f"white wins after black resigns: opcode 2 to both; got {blackCode}, {whiteCode}",
+        )
+
+    def test_signoffEndsGameWith3(self) -> None:
+        """A player's signoff ends the game for the other with opcode 3 (text: vorzeitiges Spielende)."""
+        (blackCode, _, _), (whiteCode, _, _) = self.pair(["1,1", "2,2"], ["signoff"])
+        self.require(blackCode == 3, f"black must get opcode 3 after white signs off; got {blackCode}")
+
+    def test_kibitz(self) -> None:
+        """A kibitzer gets the size, the stones already placed, then the game (text: Kibitz, optional)."""
+        black = self.agent(1, "1,1", "2,1", "3,1", "4,1", "5,1", delay=0.4)
+        time.sleep(0.3)
+        white = self.agent(2, "1,3", "2,3", "3,3", "4,3", delay=0.4)
+        time.sleep(2.0)  # a few stones are on the board
+        kibitz = self.agent(3)
+        black.finish(), white.finish()
+        code, words, output = kibitz.finish(timeout=10)
+        if not words:
+            self.deviation(f"no answer to a kibitz signon (the text makes kibitz optional); {output.strip()!r}")
+        self.require(words[0][0] == 7, f"a kibitzer's first answer must be opcode 7; got {words[:1]}")
+        self.require(8 not in ops(words), "a kibitzer must never be asked to move")
+        self.require(any(op in (5, 6) for op in ops(words)), f"a kibitzer must see the stones; got {ops(words)}")
+
+    def test_zzKillRemovesTheServerFifo(self) -> None:
+        """Kill (opcode 15) from the server's user stops it, and it removes its FIFO first (text)."""
+        if not self.target.extra.get("destructive"):
+            self.skipTest("stops the server: run with --destructive")
+        path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"
+        code, _, _ = Agent(self.target.fifoDir, self.target.pid, 15, cwd=self.target.extra.get("cwd")).finish(5)
+        for _ in range(50):
+            if not path.exists():
+                break
+            time.sleep(0.1)
+        self.require(not path.exists(), f"{path} must be gone after Kill")

@@ -1,0 +1,81 @@
+"""A scripted Gobang client process for the conformance suite (each needs its own pid).
+
+    python -m velhanet.conformance.gobangagent DIR SERVERPID OPCODE [MOVE ...]
+
+OPCODE is the signon (1 black, 2 white, 3 kibitz; for a kibitz the first
+MOVE may be ``game=N``). Each MOVE answers one move request: ``x,y``,
+``pass``, ``resign`` or ``signoff``. Every word received is printed as
+``op x y``; the exit status is the end opcode (0–3), 10 when the server
+cannot be reached, 11 when the script runs out of moves, 12 on a timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+
+from velhanet.gobang import fifo
+from velhanet.gobang.table import Refused
+from velhanet.gobang.wire import ClientOp, ClientWord, WordReader, byteOrder, decodeServer, encodeClient
+
+
+def main(argv: list[str]) -> int:
+    directory, serverPid, opcode, *script = argv
+    order = byteOrder(os.environ.get("GOBANG_BYTE_ORDER", "native"))
+    timeout = float(os.environ.get("GOBANG_AGENT_TIMEOUT", "20"))
+    delay = float(os.environ.get("GOBANG_AGENT_DELAY", "0"))
+    pid = os.getpid()
+    own = fifo.fifoPath(directory, "gbc", pid)
+    fifo.createFifo(own)
+    readFd = fifo.openForReading(own)
+    try:
+        serverFd = fifo.openForWriting(fifo.fifoPath(directory, "gbs", int(serverPid)))
+    except Refused as error:
+        print(f"unreachable {error}", flush=True)
+        fifo.removeFifo(own)
+        return 10
+
+    def send(op: int, x: int = 0, y: int = 0) -> None:
+        os.write(serverFd, encodeClient(ClientWord(pid & 0xFFFF, op, x, y), order))
+
+    x = 0
+    if script and script[0].startswith("game="):
+        x = int(script.pop(0)[5:])
+    send(int(opcode), x, 0)
+    words = WordReader(2)
+    first = True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([readFd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            continue
+        for raw in words.feed(os.read(readFd, 64)):
+            word = decodeServer(raw, order)
+            print(word.opcode, word.x, word.y, flush=True)
+            if first:
+                first = False
+                fifo.removeFifo(own)
+            if word.opcode <= 3:
+                return word.opcode
+            if word.opcode == 8:
+                time.sleep(delay)  # a slower player, so that a kibitzer can join mid-game
+                if not script:
+                    return 11
+                move = script.pop(0)
+                if move == "pass":
+                    send(ClientOp.MOVE, 0, 0)
+                elif move == "resign":
+                    send(ClientOp.RESIGN)
+                elif move == "signoff":
+                    send(ClientOp.SIGNOFF)
+                else:
+                    mx, my = (int(v) for v in move.split(","))
+                    send(ClientOp.MOVE, mx, my)
+    fifo.removeFifo(own)
+    return 12
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

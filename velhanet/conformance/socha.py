@@ -1,0 +1,258 @@
+"""Software-Challenge server conformance: lobby and room messages, full games, violations, ``left``.
+
+The target is a server at HOST:PORT offering ``swc_2026_piranhas`` with the
+official time limits. The rules come from the protocol text
+(``socha-xml.de.txt``) and the official server's behaviour that the real
+players depend on (``reference-behaviour-socha.md`` §8).
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import time
+from xml.etree.ElementTree import Element
+
+from velhanet.conformance.base import ConformanceCase
+from velhanet.games.piranhas import Direction, PiranhaMove, PiranhasState
+from velhanet.socha import player
+from velhanet.socha.xml import XmlError, XmlStreamReader
+
+
+class XmlClient:
+    """A blocking protocol client: the server's stream is parsed with velhanet's reader."""
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        self.socket = socket.create_connection((host, port), timeout=timeout)
+        self.timeout = timeout
+        self.reader = XmlStreamReader()
+        self.reader.feed(b"<protocol>")  # the server's stream may or may not start with it
+        self.pending: list[Element] = []
+        self.started = False
+        self.closedByPeer = False
+        self.skippedProtocolTag = False
+
+    def send(self, text: str) -> None:
+        if not self.started:
+            text, self.started = "<protocol>" + text, True
+        self.socket.sendall(text.encode())
+
+    def receive(self, timeout: float | None = None) -> Element | None:
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while not self.pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.closedByPeer:
+                return None
+            self.socket.settimeout(remaining)
+            try:
+                data = self.socket.recv(65536)
+            except TimeoutError:
+                return None
+            except OSError:
+                self.closedByPeer = True
+                return None
+            if not data:
+                self.closedByPeer = True
+                return None
+            if not self.skippedProtocolTag:
+                stripped = data.lstrip()
+                if stripped.startswith(b"<protocol>"):
+                    data = stripped[len(b"<protocol>") :]
+                if stripped:
+                    self.skippedProtocolTag = True
+            try:
+                self.pending += self.reader.feed(data)
+            except XmlError as error:
+                raise AssertionError(f"the server's output is not well-formed XML: {error}") from None
+        return self.pending.pop(0)
+
+    def waitFor(self, kind: str, timeout: float | None = None) -> tuple[Element | None, list[Element]]:
+        """The next message of ``kind`` (a tag, or a room data class), and what came before it."""
+        return self.waitForAny((kind,), timeout)
+
+    def waitForAny(self, kinds: tuple[str, ...], timeout: float | None = None) -> tuple[Element | None, list[Element]]:
+        seen: list[Element] = []
+        while True:
+            message = self.receive(timeout)
+            if message is None or kindOf(message) in kinds:
+                return message, seen
+            seen.append(message)
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def kindOf(message: Element) -> str:
+    if message.tag == "room":
+        data = message.find("data")
+        return data.get("class", "") if data is not None else ""
+    return message.tag
+
+
+def describe(message: Element | None) -> str:
+    return "nothing" if message is None else f"<{kindOf(message)}>"
+
+
+def stateFromMemento(message: Element) -> PiranhasState:
+    data = message.find("data")
+    if data is None:
+        raise AssertionError("a room message without <data>")
+    try:
+        return player.stateFromMemento(data)
+    except (ValueError, KeyError) as error:
+        raise AssertionError(f"the memento cannot be read: {error}") from None
+
+
+def moveXml(roomId: str, move: PiranhaMove) -> str:
+    return (
+        f'<room roomId="{roomId}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
+        f"<direction>{move.direction.name}</direction></data></room>"
+    )
+
+
+class SochaConformance(ConformanceCase):
+    family = "socha"
+
+    def client(self) -> XmlClient:
+        client = XmlClient(self.target.host, self.target.port, self.target.timeout)
+        self.addCleanup(client.close)
+        return client
+
+    def joined(self) -> tuple[XmlClient, str]:
+        client = self.client()
+        client.send("<join/>")
+        answer = client.receive()
+        self.require(
+            answer is not None and answer.tag == "joined" and answer.get("roomId"),
+            f"<join/> must be answered by <joined roomId=…/> (text: Antwort nach der Verbindung); "
+            f"got {describe(answer)}",
+        )
+        assert answer is not None
+        return client, answer.get("roomId", "")
+
+    def started(self) -> tuple[XmlClient, XmlClient, str, PiranhasState]:
+        one, roomId = self.joined()
+        two, otherRoom = self.joined()
+        self.require(
+            otherRoom == roomId,
+            "a second <join/> must enter the open room of the first (text: "
+            f"Beliebige Partie); got room {otherRoom!r} instead of {roomId!r}",
+        )
+        memento, _ = one.waitFor("memento")
+        self.require(
+            memento is not None, f"both players must get a memento at the start; player ONE got {describe(memento)}"
+        )
+        assert memento is not None
+        request, _ = one.waitFor("moveRequest")
+        self.require(request is not None, "player ONE must get a moveRequest at the start (text: Spielablauf)")
+        two.waitFor("memento")
+        return one, two, roomId, stateFromMemento(memento)
+
+    def test_joinIsAnsweredWithJoined(self) -> None:
+        """<join/> is answered by <joined roomId="…"/> (text: Antwort nach der Verbindung)."""
+        self.joined()
+
+    def test_startSequence(self) -> None:
+        """Start: welcome ONE/TWO, memento to both, moveRequest only to ONE (text: Start, Spielablauf)."""
+        one, roomId = self.joined()
+        two, _ = self.joined()
+        first = [one.receive() for _ in range(3)]
+        self.require(
+            [describe(m) for m in first] == ["<welcomeMessage>", "<memento>", "<moveRequest>"],
+            f"player ONE must get welcomeMessage, memento, moveRequest; got {[describe(m) for m in first]}",
+        )
+        assert first[0] is not None
+        color = first[0].find("data").get("color")  # type: ignore[union-attr]
+        self.require(color == "ONE", f"the first player is team ONE (official server); got color={color!r}")
+        second = [two.receive() for _ in range(2)]
+        self.require(
+            [describe(m) for m in second] == ["<welcomeMessage>", "<memento>"],
+            f"player TWO must get welcomeMessage and memento; got {[describe(m) for m in second]}",
+        )
+        assert second[0] is not None
+        self.require(second[0].find("data").get("color") == "TWO", "the second player is team TWO")  # type: ignore[union-attr]
+        extra = two.receive(timeout=0.5)
+        self.require(extra is None, f"player TWO must not be asked to move first; got {describe(extra)}")
+
+    def test_fullGameEndsWithResultThenLeft(self) -> None:
+        """A whole game between two players ends with <result> and then <left/> to both (§8.3, §8.5)."""
+        one, two, roomId, state = self.started()
+        players, rng, mover = [one, two], random.Random(4), 0
+        gotResult = [False, False]
+        for ply in range(200):
+            if ply:
+                message, seen = players[mover].waitForAny(("moveRequest", "result"))
+                mementos = [m for m in seen if kindOf(m) == "memento"]
+                self.require(mementos, "every move must be followed by a memento to both players (text: Spielablauf)")
+                state = stateFromMemento(mementos[-1])
+                self.require(message is not None, f"after turn {state.turn} the game must go on or end; got nothing")
+                assert message is not None
+                if kindOf(message) == "result":
+                    gotResult[mover] = True
+                    break
+            players[mover].send(moveXml(roomId, rng.choice(state.legalMoves())))
+            mover = 1 - mover
+        for index, client in enumerate(players):
+            if not gotResult[index]:
+                result, _ = client.waitForAny(("result",))
+                self.require(result is not None, "both players must get the <result> (§8.3)")
+            left, _ = client.waitForAny(("left",))
+            self.require(left is not None, "<left roomId/> must follow the result (§8.5: the real client needs it)")
+            extra = client.receive(timeout=0.5)
+            self.require(
+                not client.closedByPeer,
+                f"the server must let the client close first after <left/> (§8.5); got {describe(extra)}",
+            )
+
+    def test_invalidMoveEndsTheGameAgainstTheMover(self) -> None:
+        """An invalid move ends the game: result with regular="false" for the other team, then left (§4)."""
+        one, two, roomId, state = self.started()
+        corner = PiranhaMove(0, 0, Direction.UP)  # the corners are empty at the start: START_EMPTY
+        self.require(state.field(0, 0) == "EMPTY", "the corners are empty at the start (official setup)")
+        one.send(moveXml(roomId, corner))
+        result, _ = one.waitFor("result")
+        self.require(result is not None, f"an invalid move must end the game with a result; got {describe(result)}")
+        assert result is not None
+        winner = result.find("data/winner")
+        self.require(
+            winner is not None and winner.get("regular") == "false" and winner.get("team") == "TWO",
+            'the result of an invalid move by ONE is regular="false" with TWO as winner (official server)',
+        )
+        left, _ = one.waitFor("left")
+        self.require(left is not None, "<left/> must follow the result")
+
+    def test_moveOutOfTurnEndsTheGame(self) -> None:
+        """A move by the player who was not asked ends the game against it (official server: PROCESS_VIOLATION)."""
+        one, two, roomId, state = self.started()
+        two.send(moveXml(roomId, state.legalMoves()[0]))
+        result, _ = two.waitFor("result")
+        self.require(result is not None, f"a move out of turn must end the game; got {describe(result)}")
+        assert result is not None
+        winner = result.find("data/winner")
+        self.require(
+            winner is not None and winner.get("team") == "ONE" and winner.get("regular") == "false",
+            "the result names ONE as winner of a non-regular game",
+        )
+
+    def test_hardTimeout(self) -> None:
+        """No move within 10 s ends the game against the player asked (official server: HARD_TIMEOUT)."""
+        one, two, roomId, state = self.started()
+        result, _ = two.waitFor("result", timeout=13)
+        self.require(result is not None, "10 s after the moveRequest the game must end with a result; got nothing")
+
+    def test_unknownReservationIsAnErrorpacket(self) -> None:
+        """<joinPrepared> with an unknown code gets an <errorpacket> (official server)."""
+        client = self.client()
+        client.send('<joinPrepared reservationCode="no-such-code"/>')
+        answer = client.receive()
+        self.require(
+            answer is not None and answer.tag == "errorpacket",
+            f"an unknown reservation must get <errorpacket>; got {describe(answer)}",
+        )
+
+    def test_badXmlDoesNotHurtOthers(self) -> None:
+        """Malformed XML from one client ends that client only; others can still join (robustness)."""
+        intruder = self.client()
+        intruder.send("<!DOCTYPE boom [<!ENTITY a 'aaaa'>]><join/>")
+        intruder.receive(timeout=1)
+        self.joined()

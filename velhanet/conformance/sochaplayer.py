@@ -1,0 +1,142 @@
+"""Software-Challenge *player* conformance: a velhanet server plays the player under test
+against a velhanet bot and reports what the player did wrong.
+
+The target is a command line that starts the player; ``{port}`` in it is
+replaced by the server's port (otherwise ``--port PORT`` is appended, the
+option of the official ``socha`` Starter). One game is played and every
+test reads its record.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+from xml.etree.ElementTree import Element
+
+from twisted.internet import reactor
+from twisted.internet.defer import inlineCallbacks
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.task import deferLater
+from twisted.trial.unittest import SkipTest, TestCase
+
+from velhanet.conformance.base import target
+from velhanet.socha.lobby import Lobby, SochaProtocol
+from velhanet.socha.player import BotPlayer
+
+
+@dataclass
+class GameRecord:
+    joined: bool = False
+    requests: list[str] = field(default_factory=list)
+    result: Element | None = None
+    playerTeam: str = ""
+    closedAfterLeft: bool = False
+    exitStatus: int | None = None
+    output: str = ""
+
+
+class _RecordingLobby(Lobby):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.connections: list[SochaProtocol] = []
+
+    def buildProtocol(self, addr: object) -> SochaProtocol:
+        protocol = super().buildProtocol(addr)
+        self.connections.append(protocol)
+        return protocol
+
+
+_record: GameRecord | None = None
+
+
+class SochaPlayerConformance(TestCase):
+    timeout = 180
+
+    @inlineCallbacks
+    def play(self):  # type: ignore[no-untyped-def]
+        global _record
+        chosen = target()
+        if chosen.family != "socha-player":
+            raise SkipTest(f"the target is a {chosen.family} implementation")
+        if _record is not None:
+            return _record
+        record = GameRecord()
+        lobby = _RecordingLobby(reactor)
+        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")  # type: ignore[attr-defined,arg-type]
+        number = port.getHost().port  # type: ignore[attr-defined]
+        command = chosen.command.replace("{port}", str(number))
+        if "{port}" not in chosen.command:
+            command += f" --port {number}"
+        process = subprocess.Popen(
+            shlex.split(command),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=chosen.extra.get("cwd"),
+        )
+        try:
+            for _ in range(100):
+                if lobby.rooms:
+                    break
+                yield deferLater(reactor, 0.1, lambda: None)
+            record.joined = bool(lobby.rooms)
+            if record.joined:
+                bot = BotPlayer(seed=7)
+                yield connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", number), bot)
+                for _ in range(1500):
+                    if bot.done.called:
+                        break
+                    yield deferLater(reactor, 0.1, lambda: None)
+                record.result = bot.result
+                record.playerTeam = "TWO" if bot.team == "ONE" else "ONE"
+            for _ in range(150):
+                if process.poll() is not None and all(
+                    c.transport is None or not getattr(c.transport, "connected", False) for c in lobby.connections[:1]
+                ):
+                    break
+                yield deferLater(reactor, 0.1, lambda: None)
+            record.closedAfterLeft = bool(lobby.connections) and lobby.connections[0].closedAfterLeft
+        finally:
+            if process.poll() is None:
+                process.kill()
+            record.exitStatus = process.wait()
+            record.output = process.stdout.read() if process.stdout else ""
+            yield port.stopListening()
+        _record = record
+        return record
+
+    @inlineCallbacks
+    def test_playerJoins(self):  # type: ignore[no-untyped-def]
+        """The player connects and joins with <protocol> and a join request (text: Spiel betreten)."""
+        record = yield self.play()
+        if not record.joined:
+            self.fail(f"the player never joined within 10 s; its output: {record.output[-500:]!r}")
+
+    @inlineCallbacks
+    def test_playerMovesLegallyAndInTime(self):  # type: ignore[no-untyped-def]
+        """The player answers every moveRequest within 2 s with a legal move (official limits and rules)."""
+        record = yield self.play()
+        self.assertTrue(record.joined, "the player never joined")
+        if record.result is None:
+            self.fail("the game never ended (no result within the time limit)")
+        winner = record.result.find("winner")
+        assert winner is not None
+        if winner.get("regular") == "false" and winner.get("team") != record.playerTeam:
+            self.fail(f"the player broke a rule: {winner.get('reason')}")
+
+    @inlineCallbacks
+    def test_playerClosesAfterLeft(self):  # type: ignore[no-untyped-def]
+        """After <left/> the player closes the connection itself (the server waits for it)."""
+        record = yield self.play()
+        self.assertTrue(record.joined, "the player never joined")
+        if not record.closedAfterLeft:
+            self.fail("the player did not close its connection within 10 s of <left/>")
+
+    @inlineCallbacks
+    def test_playerExitsCleanly(self):  # type: ignore[no-untyped-def]
+        """The player process ends with exit status 0 after the game."""
+        record = yield self.play()
+        if record.exitStatus != 0:
+            self.fail(f"the player exited with status {record.exitStatus}; its output: {record.output[-500:]!r}")

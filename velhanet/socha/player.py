@@ -1,0 +1,86 @@
+"""A velhanet Piranhas player for the XML protocol: an opponent for players under test.
+
+It joins (``<join/>`` or a reservation), answers every moveRequest with a
+move chosen from the last memento (random among the legal moves, seeded),
+and closes after ``<left/>``. It records what it saw, so a check can tell
+how the game ended.
+"""
+
+from __future__ import annotations
+
+import random
+from xml.etree.ElementTree import Element
+
+from twisted.internet.defer import Deferred
+from twisted.internet.protocol import Protocol
+from twisted.python.failure import Failure
+
+from velhanet.games.piranhas import FIELD_VALUES, SIZE, PiranhasState
+from velhanet.socha.xml import XmlError, XmlStreamReader
+
+
+def stateFromMemento(data: Element) -> PiranhasState:
+    """The position in a ``<data class="memento">`` element."""
+    state = data.find("state")
+    if state is None:
+        raise ValueError("a memento without <state>")
+    cells = bytes(
+        FIELD_VALUES[(field.text or "").strip()] for row in state.findall("board/row") for field in row.findall("field")
+    )
+    if len(cells) != SIZE * SIZE:
+        raise ValueError(f"a board of {len(cells)} fields, not {SIZE * SIZE}")
+    return PiranhasState(cells, int(state.get("turn", "0")))
+
+
+class BotPlayer(Protocol):
+    def __init__(self, seed: int = 0, reservation: str | None = None) -> None:
+        self.rng = random.Random(seed)
+        self.reservation = reservation
+        self.reader = XmlStreamReader()
+        self.state: PiranhasState | None = None
+        self.roomId = ""
+        self.result: Element | None = None
+        self.team = ""
+        self.left = False
+        self.done: Deferred[None] = Deferred()
+
+    def connectionMade(self) -> None:
+        request = f'<joinPrepared reservationCode="{self.reservation}"/>' if self.reservation else "<join/>"
+        self.transport.write(f"<protocol>{request}\n".encode())  # type: ignore[union-attr]
+
+    def dataReceived(self, data: bytes) -> None:
+        try:
+            messages = self.reader.feed(data)
+        except XmlError:
+            self.transport.loseConnection()  # type: ignore[union-attr]
+            return
+        for message in messages:
+            self.handle(message)
+
+    def handle(self, message: Element) -> None:
+        if message.tag == "joined":
+            self.roomId = message.get("roomId", "")
+        elif message.tag == "left":
+            self.left = True
+            self.transport.loseConnection()  # type: ignore[union-attr]
+        elif message.tag == "room":
+            data = message.find("data")
+            kind = data.get("class") if data is not None else None
+            if data is None:
+                return
+            if kind == "welcomeMessage":
+                self.team = data.get("color", "")
+            elif kind == "memento":
+                self.state = stateFromMemento(data)
+            elif kind == "result":
+                self.result = data
+            elif kind == "moveRequest" and self.state is not None:
+                move = self.rng.choice(self.state.legalMoves())
+                self.transport.write(  # type: ignore[union-attr]
+                    f'<room roomId="{message.get("roomId")}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
+                    f"<direction>{move.direction.name}</direction></data></room>\n".encode()
+                )
+
+    def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
+        if not self.done.called:
+            self.done.callback(None)
