@@ -88,7 +88,24 @@ def _message(failure: Any) -> str:
         return str(failure)
 
 
-def runSuite(family: str, target: Target) -> list[Outcome]:
+def _select(suite: Any, only: str) -> Any:
+    """The tests of ``suite`` whose id contains ``only`` (all of them when it is empty)."""
+    if not only:
+        return suite
+    chosen = runner.TestSuite()
+    for test in _flatten(suite):
+        if only in test.id():
+            chosen.addTest(test)
+    return chosen
+
+
+def _flatten(suite: Any) -> list[Any]:
+    if hasattr(suite, "_tests"):
+        return [test for child in suite._tests for test in _flatten(child)]
+    return [suite]
+
+
+def runSuite(family: str, target: Target, only: str = "") -> list[Outcome]:
     """Run one family's suite against ``target`` through trial's runner; the outcomes in order."""
     setTarget(target)
     results: list[RuleResult] = []
@@ -106,7 +123,7 @@ def runSuite(family: str, target: Target) -> list[Outcome]:
                 workingDirectory=os.path.join(scratch, "_trial_temp"),
             )
             suite = runner.TestLoader().loadByName(FAMILIES[family], recurse=True)
-            trialRunner.run(suite)
+            trialRunner.run(_select(suite, only))
     finally:
         setTarget(None)
     return results[0].outcomes if results else []
@@ -141,10 +158,12 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--port", type=int, default=None, help="port (default: the protocol's)")
     parser.add_argument("--local", default="127.0.0.1", help="velha: our own address (not the target's)")
+    parser.add_argument("--local2", default="127.0.0.3", help="velha: a second own address (busy check)")
     parser.add_argument("--fifo-dir", default="/tmp", help="gobang: the FIFO directory")
     parser.add_argument("--command", default="", help="socha-player: the command that starts the player")
     parser.add_argument("--timeout", type=float, default=None, help="seconds to wait for each answer")
     parser.add_argument("--strict", action="store_true", help="known deviations of the originals fail")
+    parser.add_argument("--only", default="", help="run only the checks whose name contains this text")
     parser.add_argument("--byte-order", default="native", help="gobang: native, big or little")
     parser.add_argument("--destructive", action="store_true", help="gobang: also check Kill (stops the server)")
     return parser.parse_args(argv)
@@ -164,6 +183,7 @@ def targetFrom(arguments: argparse.Namespace) -> Target:
     chosen.command = arguments.command
     chosen.strict = arguments.strict
     chosen.extra["local"] = arguments.local
+    chosen.extra["local2"] = arguments.local2
     chosen.extra["byteOrder"] = arguments.byte_order
     chosen.extra["destructive"] = arguments.destructive
     chosen.extra["cwd"] = os.getcwd()  # trial's runner changes directory; commands run from here
@@ -174,6 +194,10 @@ def targetFrom(arguments: argparse.Namespace) -> Target:
 
 def main(argv: list[str] | None = None) -> None:
     arguments = parseArguments(sys.argv[1:] if argv is None else argv)
-    text, ok = formatReport(arguments.family, runSuite(arguments.family, targetFrom(arguments)))
+    text, ok = formatReport(arguments.family, runSuite(arguments.family, targetFrom(arguments), arguments.only))
     print(text)
     sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -198,7 +198,6 @@ class Lobby:
         self.invitees: dict[str, _Handshake[Invitee]] = {}
         self.pendingQuestion: str | None = None
         self.matchProtocol: MatchProtocol | None = None
-        self.matchPeer: str | None = None
         self._announcer: LoopingCall | None = None
         self._expiries: list[IDelayedCall] = []
 
@@ -308,9 +307,6 @@ class Lobby:
         existing = self.invitees.get(key)
         if existing is not None:
             existing.machine.repeatInvite()
-            return
-        if self.matchPeer is not None and self.matchPeer.casefold() == key:
-            self.log.info("late MSG04 from {nick}, our opponent, ignored", nick=nick)
             return
         if self.busy():
             self.log.info("busy: refusing {nick}'s invitation at once", nick=nick)
@@ -457,7 +453,7 @@ class Lobby:
             self.log.warn("second match connection from {peer} refused", peer=protocol.peerNick)
             protocol.close()
             return None
-        self.matchProtocol, self.matchPeer = protocol, protocol.peerNick
+        self.matchProtocol = protocol
         match = MatchMachine(
             MatchCore(
                 isInvitee=protocol.isInvitee,
@@ -479,7 +475,7 @@ class Lobby:
 
     def matchClosed(self, protocol: MatchProtocol) -> None:
         if self.matchProtocol is protocol:
-            self.matchProtocol = self.matchPeer = None
+            self.matchProtocol = None
 
     def _send(self, message: wire.DatagramMessage, host: str) -> None:
         raw = wire.encode(message)

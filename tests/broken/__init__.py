@@ -1,0 +1,1 @@
+"""Deliberately broken implementations: each breaks one rule, and the conformance check for it must fail."""
