@@ -23,7 +23,7 @@ from twisted.python.failure import Failure
 
 from velhanet.socha.games import ADAPTERS, DEFAULT_GAME
 from velhanet.socha.room import Client, Room, RoomCore, RoomMachine
-from velhanet.socha.xml import XmlError, XmlStreamReader, render, tag
+from velhanet.socha.xml import XmlError, XmlStreamReader, errorPacket, render, tag
 
 CLOSE_GRACE = 10.0
 """Seconds a client has to close after ``<left/>`` before the server closes (the real client closes first)."""
@@ -82,8 +82,7 @@ class SochaProtocol(Protocol):
         self._closeTimer = self.lobby.clock.callLater(CLOSE_GRACE, self._closeNow)
 
     def error(self, message: str, original: Element | None) -> None:
-        children = [] if original is None else [_copyAs(original, "originalRequest")]
-        self.sendPacket(tag("errorpacket", {"message": message}, *children))
+        self.sendPacket(errorPacket(message, original))
 
     def _closeNow(self) -> None:
         self._closeTimer = None
@@ -153,14 +152,6 @@ class SochaProtocol(Protocol):
             self._closeTimer.cancel()
         self._leaveGame()
         self.lobby.forget(self)
-
-
-def _copyAs(source: Element, name: str) -> Element:
-    """The request echoed back in an error, as the official server does (``class`` = its tag)."""
-    copied = Element(name, {"class": source.tag, **source.attrib})
-    copied.extend(list(source))
-    copied.text = source.text
-    return copied
 
 
 class Lobby(Factory):

@@ -28,7 +28,7 @@ from twisted.logger import Logger
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.piranhas import TEAM_NAMES
 from velhanet.socha.games import GameAdapter, GameEnd
-from velhanet.socha.xml import tag
+from velhanet.socha.xml import echo, errorPacket, tag
 
 SOFT_TIMEOUT = 2.0
 HARD_TIMEOUT = 10.0
@@ -272,7 +272,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
 
     @waiting.upon(Room.move).loop()
     def moveBeforeStart(inputs: Room, core: RoomCore, client: Client, data: Element) -> None:
-        client.sendPacket(_errorPacket("the game has not started yet", data))
+        client.sendPacket(errorPacket("the game has not started yet", data))
 
     @waiting.upon(Room.pause).loop()
     def pauseWaiting(inputs: Room, core: RoomCore, paused: bool) -> None:
@@ -303,7 +303,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         team = core.teamOf(client)
         toMove = core.adapter.teamToMove(core.state)
         if team is None:
-            client.sendPacket(_errorPacket("you are not a player of this room", data))
+            client.sendPacket(errorPacket("you are not a player of this room", data))
             return
         name = core.slots[team].name()
         if team != toMove or core.requestedAt is None:
@@ -324,7 +324,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         except IllegalMove as error:
             message = f"Ungueltiger Zug von '{slot.displayName}'.\n{error}"
             core.toPlayers(
-                tag("data", {"class": "error", "message": message}, _copy(data, "originalMessage")), observers=True
+                tag("data", {"class": "error", "message": message}, echo(data, "originalMessage")), observers=True
             )
             core.finish(inputs, None, team, f"{name} hat einen ungueltigen Zug gesendet: {error}")
             return
@@ -377,17 +377,6 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         core.finish(inputs, None, team, f"{leaver.name()} hat das Spiel verlassen.")
 
     return builder.build()
-
-
-def _copy(source: Element, name: str) -> Element:
-    copied = Element(name, dict(source.attrib))
-    copied.extend(list(source))
-    copied.text = source.text
-    return copied
-
-
-def _errorPacket(message: str, original: Element) -> Element:
-    return tag("errorpacket", {"message": message}, _copy(original, "originalRequest"))
 
 
 RoomMachine = _buildRoom()

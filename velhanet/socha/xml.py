@@ -140,6 +140,19 @@ def tag(name: str, attributes: dict[str, str | int | None] | None = None, *child
     return element
 
 
+def echo(source: Element, name: str) -> Element:
+    """A request or move echoed back in an error, as the official server does: ``class`` names what it was."""
+    copied = Element(name, {**source.attrib, "class": source.get("class", source.tag)})
+    copied.extend(list(source))
+    copied.text = source.text
+    return copied
+
+
+def errorPacket(message: str, original: Element | None) -> Element:
+    """``<errorpacket message="…"><originalRequest class="…" …/></errorpacket>``."""
+    return tag("errorpacket", {"message": message}, *([] if original is None else [echo(original, "originalRequest")]))
+
+
 def render(element: Element, level: int = 1) -> str:
     """XStream PrettyPrintWriter style: newline, 2-space indent, self-closing empty elements."""
     pad = "  " * level
