@@ -8,8 +8,10 @@ reported as a warning — never as a pass; with ``--strict`` it fails.
 
 from __future__ import annotations
 
+import socket
+import time
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, Generic, NoReturn, TypeVar
 
 from twisted.trial.unittest import SkipTest, SynchronousTestCase
 
@@ -41,6 +43,47 @@ def target() -> Target:
     if _current is None:
         raise SkipTest("no target configured: run the suite with velhanet-check")
     return _current
+
+
+Item = TypeVar("Item")
+
+
+class StreamClient(Generic[Item]):
+    """A blocking TCP client that decodes what arrives; ``receive`` waits at most ``timeout`` seconds."""
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        self.socket = socket.create_connection((host, port), timeout=timeout)
+        self.timeout = timeout
+        self.pending: list[Item] = []
+        self.closedByPeer = False
+
+    def decode(self, data: bytes) -> list[Item]:
+        raise NotImplementedError  # each protocol's client says how its bytes become messages
+
+    def sendBytes(self, data: bytes) -> None:
+        self.socket.sendall(data)
+
+    def receive(self, timeout: float | None = None) -> Item | None:
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while not self.pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.closedByPeer:
+                return None
+            self.socket.settimeout(remaining)
+            try:
+                data = self.socket.recv(65536)
+            except TimeoutError:
+                return None
+            except OSError:
+                data = b""
+            if not data:
+                self.closedByPeer = True
+                return None
+            self.pending += self.decode(data)
+        return self.pending.pop(0)
+
+    def close(self) -> None:
+        self.socket.close()
 
 
 class ConformanceCase(SynchronousTestCase):

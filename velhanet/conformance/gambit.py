@@ -9,51 +9,27 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import time
 
-from velhanet.conformance.base import ConformanceCase
+from velhanet.conformance.base import ConformanceCase, StreamClient
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message
 
 
-class JsonClient:
-    """A blocking client with a stream decoder; ``receive`` waits at most ``timeout`` seconds."""
+class JsonClient(StreamClient[Message]):
+    """A Gambit client: JSON objects out, velhanet's stream decoder in."""
 
     def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.socket = socket.create_connection((host, port), timeout=timeout)
-        self.timeout = timeout
+        super().__init__(host, port, timeout)
         self.decoder = JsonStreamDecoder()
-        self.pending: list[Message] = []
-        self.closedByPeer = False
+
+    def decode(self, data: bytes) -> list[Message]:
+        return [m for _, m in self.decoder.feed(data) if not isinstance(m, MalformedMessage)]
 
     def send(self, cmd: int, user: str = "", args: str = "") -> None:
         self.raw(json.dumps({"Cmd": cmd, "User": user, "Args": args}).encode())
 
     def raw(self, data: bytes) -> None:
-        self.socket.sendall(data)
-
-    def receive(self, timeout: float | None = None) -> Message | None:
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        while not self.pending:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.closedByPeer:
-                return None
-            self.socket.settimeout(remaining)
-            try:
-                data = self.socket.recv(65536)
-            except TimeoutError:
-                return None
-            except OSError:
-                self.closedByPeer = True
-                return None
-            if not data:
-                self.closedByPeer = True
-                return None
-            self.pending += [m for _, m in self.decoder.feed(data) if not isinstance(m, MalformedMessage)]
-        return self.pending.pop(0)
-
-    def close(self) -> None:
-        self.socket.close()
+        self.sendBytes(data)
 
 
 def describe(message: Message | None) -> str:

@@ -9,62 +9,40 @@ players depend on (``reference-behaviour-socha.md`` §8).
 from __future__ import annotations
 
 import random
-import socket
-import time
 from xml.etree.ElementTree import Element
 
-from velhanet.conformance.base import ConformanceCase
+from velhanet.conformance.base import ConformanceCase, StreamClient
 from velhanet.games.piranhas import Direction, PiranhaMove, PiranhasState
 from velhanet.socha import player
 from velhanet.socha.xml import XmlError, XmlStreamReader
 
 
-class XmlClient:
-    """A blocking protocol client: the server's stream is parsed with velhanet's reader."""
+class XmlClient(StreamClient[Element]):
+    """A protocol client: the server's stream is parsed with velhanet's reader."""
 
     def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.socket = socket.create_connection((host, port), timeout=timeout)
-        self.timeout = timeout
+        super().__init__(host, port, timeout)
         self.reader = XmlStreamReader()
         self.reader.feed(b"<protocol>")  # the server's stream may or may not start with it
-        self.pending: list[Element] = []
         self.started = False
-        self.closedByPeer = False
         self.skippedProtocolTag = False
 
     def send(self, text: str) -> None:
         if not self.started:
             text, self.started = "<protocol>" + text, True
-        self.socket.sendall(text.encode())
+        self.sendBytes(text.encode())
 
-    def receive(self, timeout: float | None = None) -> Element | None:
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        while not self.pending:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.closedByPeer:
-                return None
-            self.socket.settimeout(remaining)
-            try:
-                data = self.socket.recv(65536)
-            except TimeoutError:
-                return None
-            except OSError:
-                self.closedByPeer = True
-                return None
-            if not data:
-                self.closedByPeer = True
-                return None
-            if not self.skippedProtocolTag:
-                stripped = data.lstrip()
-                if stripped.startswith(b"<protocol>"):
-                    data = stripped[len(b"<protocol>") :]
-                if stripped:
-                    self.skippedProtocolTag = True
-            try:
-                self.pending += self.reader.feed(data)
-            except XmlError as error:
-                raise AssertionError(f"the server's output is not well-formed XML: {error}") from None
-        return self.pending.pop(0)
+    def decode(self, data: bytes) -> list[Element]:
+        if not self.skippedProtocolTag:
+            stripped = data.lstrip()
+            if stripped.startswith(b"<protocol>"):
+                data = stripped[len(b"<protocol>") :]
+            if stripped:
+                self.skippedProtocolTag = True
+        try:
+            return self.reader.feed(data)
+        except XmlError as error:
+            raise AssertionError(f"the server's output is not well-formed XML: {error}") from None
 
     def waitFor(self, kind: str, timeout: float | None = None) -> tuple[Element | None, list[Element]]:
         """The next message of ``kind`` (a tag, or a room data class), and what came before it."""
