@@ -177,7 +177,6 @@ class Lobby:
         autoInvite: str | None = None,
         rng: random.Random | None = None,
         trace: Tracer = noTrace,
-        handshakeTimes: dict[str, float] | None = None,
     ) -> None:
         self.nick = wire.checkNick(nick)
         self.clock = clock
@@ -192,7 +191,6 @@ class Lobby:
         self.autoInvite = autoInvite
         self.random = rng or random.Random()
         self.trace = trace
-        self.handshakeTimes = handshakeTimes or {}
         self.roster = Roster()
         self.inviters: dict[str, _Handshake[Inviter]] = {}
         self.invitees: dict[str, _Handshake[Invitee]] = {}
@@ -320,7 +318,6 @@ class Lobby:
                 listen=lambda: self.network.listen(_MatchFactory(self, nick, isInvitee=True)),
                 report=lambda outcome, detail: self._handshakeReport(self.invitees, nick, outcome, detail),
                 finished=lambda: self._handshakeFinished(self.invitees, nick),
-                **self._times("invitee"),
             )
         )
         self.invitees[key] = _Handshake(nick, host, machine)
@@ -387,7 +384,6 @@ class Lobby:
                 connect=lambda port: self.network.connect(address, port, _MatchFactory(self, peerNick, False)),
                 report=lambda outcome, detail: self._handshakeReport(self.inviters, peerNick, outcome, detail),
                 finished=lambda: self._handshakeFinished(self.inviters, peerNick),
-                **self._times("inviter"),
             )
         )
         self.inviters[key] = _Handshake(peerNick, address, machine)
@@ -423,9 +419,6 @@ class Lobby:
         return None
 
     # -- handshake and match plumbing ------------------------------------------------
-
-    def _times(self, side: str) -> dict[str, float]:
-        return {k.split(".", 1)[1]: v for k, v in self.handshakeTimes.items() if k.startswith(side + ".")}
 
     def _handshakeReport(
         self,

@@ -133,8 +133,6 @@ class MatchCore:
     """Games won: [ours, theirs]."""
     gameNumber: int = 0
     iStarted: bool = False
-    pending: str | None = None
-    """The decision ``judging`` will act on, set by the behaviour that entered it."""
 
     def newGame(self, iStart: bool) -> None:
         self.gameNumber += 1

@@ -15,7 +15,7 @@ from twisted.logger import ILogObserver, Logger, textFileLogObserver
 from twisted.python.components import Componentized
 
 from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
-from velhanet.velha.lobby import Lobby, Tracer
+from velhanet.velha.lobby import Lobby, Tracer, noTrace
 from velhanet.velha.protocol import ReactorTcpNetwork, VelhaDatagramProtocol
 
 SIOCGIFBRDADDR = 0x8919
@@ -88,7 +88,7 @@ class VelhaService(MultiService):
             port=options["port"],
             acceptPolicy=options["accept"],
             autoInvite=options["invite"],
-            trace=trace if options["trace"] else _noTrace,
+            trace=trace if options["trace"] else noTrace,
         )
         datagrams.lobby = self.lobby
         frontEnd.attach(self.lobby)
@@ -123,10 +123,6 @@ class VelhaService(MultiService):
             raw=raw,
             decoded=str(decoded),
         )
-
-
-def _noTrace(direction: str, channel: str, peer: str, raw: bytes, decoded: object) -> None:
-    pass
 
 
 def makeService(options: Any, reactor: Any = None) -> VelhaService:
