@@ -26,5 +26,13 @@ class MachineDiagramTests(SynchronousTestCase):
 
     def test_everyStateAppears(self) -> None:
         dot = toDot("m", machines()["match.MatchMachine"])
-        for state in ("waitingForStart", "myTurn", "theirTurn", "myNewGame", "theirNewGame", "judging", "finished"):
+        for state in (
+            "waitingForStart",
+            "myTurn",
+            "theirTurn",
+            "theirNewGame",
+            "theirDrawStart",
+            "judging",
+            "finished",
+        ):
             self.assertIn(f'"{state}"', dot)

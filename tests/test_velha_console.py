@@ -15,10 +15,11 @@ class ConsoleTests(SynchronousTestCase):
     def setUp(self) -> None:
         self.exits: list[bool] = []
         self.sent: list[bytes] = []
+        self.clock = Clock()
         self.console = ConsoleFrontEnd(exit=lambda: self.exits.append(True))
         self.lobby = Lobby(
             "Bo",
-            clock=Clock(),
+            clock=self.clock,
             sendDatagram=lambda raw, addr: self.sent.append(raw),
             network=None,  # type: ignore[arg-type]
             frontEnd=self.console,
@@ -53,6 +54,7 @@ class ConsoleTests(SynchronousTestCase):
         self.assertIn("nobody has invited you", ConsoleTests._noInvite(self))
         out = self.type("no")
         self.assertIn("declined", out)
+        self.clock.advance(0.5)
         self.assertIn(b"05009Bo|0", self.sent)
 
     def _noInvite(self) -> str:

@@ -12,7 +12,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.velha import wire
 from velhanet.velha.lobby import Lobby, MatchProtocol
-from velhanet.velha.match import MatchCore, MatchMachine
+from velhanet.velha.match import MatchCore, MatchMachine, MatchSettings
 
 from .velha_harness import Recorder
 
@@ -35,7 +35,9 @@ class Side:
             close=self.close,
             observer=self.recorder,  # type: ignore[arg-type]
             peerNick="peer",
-            random=random.Random(0),
+            clock=pair.clock,
+            settings=MatchSettings(first="random"),
+            random=random.Random(pair.seed),
         )
         self.machine = MatchMachine(self.core)
 
@@ -52,7 +54,9 @@ class Side:
 class MatchPair:
     """Inviter and invitee machines wired back to back, with explicit delivery."""
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.clock = Clock()
         self.queue: list[tuple[Side, wire.StreamMessage | None]] = []
         self.inviter = Side(self, isInvitee=False, name="inviter")
         self.invitee = Side(self, isInvitee=True, name="invitee")
@@ -96,6 +100,7 @@ class MatchPair:
             mover = self.other(mover)
 
     def begin(self) -> None:
+        self.inviter.machine.awaitStart()
         self.invitee.machine.begin()
         self.deliver()
 
@@ -192,8 +197,8 @@ class SeriesTests(SynchronousTestCase):
 
 
 class RuleBreakTests(SynchronousTestCase):
-    def started(self) -> tuple[MatchPair, Side, Side]:
-        pair = MatchPair()
+    def started(self, seed: int = 0) -> tuple[MatchPair, Side, Side]:
+        pair = MatchPair(seed)
         pair.begin()
         mover = pair.starter()
         return pair, mover, pair.other(mover)
@@ -229,22 +234,35 @@ class RuleBreakTests(SynchronousTestCase):
             self.assertBroken(mover, f"position {position} is not on the board (text MSG08: positions 1 to 9)")
 
     def test_localIllegalMoveIsRefusedNotSent(self) -> None:
-        pair, mover, waiter = self.started()
-        mover.machine.localMove(1)
-        pair.deliver()
-        waiter.machine.localMove(1)
-        self.assertIn("position 1 is already taken", str(waiter.recorder.events[-2]))
-        self.assertEqual(waiter.sent, [] if waiter is pair.inviter else waiter.sent[:1])
+        """Whichever side starts, an occupied cell typed locally is refused, nothing sent, still our turn."""
+        waiters = set()
+        for seed in range(8):
+            pair, mover, waiter = self.started(seed)
+            waiters.add(waiter.name)
+            mover.machine.localMove(1)
+            pair.deliver()
+            before = list(waiter.sent)
+            waiter.machine.localMove(1)
+            self.assertIn("position 1 is already taken", str(waiter.recorder.events[-2]))
+            self.assertEqual(waiter.recorder.events[-1], ("turn",))
+            self.assertEqual(waiter.sent, before)
+            waiter.machine.localMove(5)
+            self.assertEqual(waiter.sent, [*before, wire.Move(5)])
+        self.assertEqual(waiters, {"inviter", "invitee"})  # both branches ran
 
     def test_msg08BeforeMsg07(self) -> None:
         pair = MatchPair()
+        pair.inviter.machine.awaitStart()
         pair.inviter.machine.remoteMove(5)
         self.assertBroken(pair.inviter, "MSG08 arrived before MSG07")
+        self.assertEqual(pair.clock.getDelayedCalls(), [])
 
-    def test_secondMsg07(self) -> None:
-        pair, _mover, _waiter = self.started()
+    def test_secondMsg07AfterAMove(self) -> None:
+        pair, mover, _waiter = self.started()
+        mover.machine.localMove(5)
+        pair.deliver()
         pair.inviter.machine.startReceived(1)
-        self.assertBroken(pair.inviter, "a second MSG07 arrived")
+        self.assertBroken(pair.inviter, "a second MSG07 arrived after the game had begun")
 
 
 class ReferencePeerTests(SynchronousTestCase):
@@ -282,9 +300,10 @@ class ReferencePeerTests(SynchronousTestCase):
             self.lobby.play(mine)
         self.peer(b"080063\n")
         self.assertIn(("gameOver", "lost", (0, 1)), self.recorder.events)
-        self.assertEqual(self.written(), b"080064\n080065\n")
-        # Text: we (the loser) start game 2. The reference winner sends MSG09
-        # and moves before we do: velhanet follows it and the game goes on.
+        # Text: we (the loser) start game 2, and say so at once with MSG09.
+        self.assertEqual(self.written(), b"080064\n080065\n09005\n")
+        # The reference winner sends MSG09 too and moves before we do:
+        # velhanet follows it and the game goes on.
         self.peer(b"09005\n080065\n")
         notices = [e for e in self.recorder.events if e[0] == "notice"]
         self.assertTrue(any("sent MSG09 although it is our turn to start" in str(n[1]) for n in notices))

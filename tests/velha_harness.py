@@ -11,8 +11,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.address import IPv4Address
+from twisted.internet.defer import Deferred, fail
 from twisted.internet.error import ConnectionRefusedError
 from twisted.internet.protocol import ClientFactory, ServerFactory
 from twisted.internet.task import Clock
@@ -135,25 +137,48 @@ class _HostNetwork:
         return listener
 
     def connect(self, host: str, port: int, factory: ClientFactory) -> Deferred[object]:
+        """Connect now, or after ``lan.connectLatency`` seconds (cancellable meanwhile)."""
+        if self.lan.connectLatency <= 0:
+            return self._complete(host, port, factory)
+        attempt: Deferred[object] = Deferred(lambda d: pending.cancel())
+        pending = self.lan.clock.callLater(
+            self.lan.connectLatency, lambda: self._complete(host, port, factory).chainDeferred(attempt)
+        )
+        return attempt
+
+    def _complete(self, host: str, port: int, factory: ClientFactory) -> Deferred[object]:
         listener = self.lan.listeners.get((host, port))
         if listener is None:
             return fail(ConnectionRefusedError(f"nothing listens on {host}:{port}"))
-        server = listener.factory.buildProtocol(None)
-        client = factory.buildProtocol(None)
+        self.lan.nextPort += 1
+        server = listener.factory.buildProtocol(IPv4Address("TCP", self.host, self.lan.nextPort))
+        client = factory.buildProtocol(IPv4Address("TCP", host, port))
         if server is None or client is None:
             return fail(ConnectionRefusedError("connection refused by the factory"))
-        serverTransport = iosim.FakeTransport(server, isServer=True)
-        clientTransport = iosim.FakeTransport(client, isServer=False)
+        serverTransport = iosim.FakeTransport(server, isServer=True, hostAddress=IPv4Address("TCP", host, port))
+        clientTransport = iosim.FakeTransport(client, isServer=False, peerAddress=IPv4Address("TCP", host, port))
         pump = iosim.connect(server, serverTransport, client, clientTransport, greet=True, clock=self.lan.clock)
         self.lan.pumps.append(pump)
-        return succeed(client)
+        done: Deferred[object] = Deferred()
+        done.callback(client)
+        return done
+
+
+class LanHost(Protocol):
+    """Anything with an address on the in-memory LAN: a Lobby, or a stand-in program."""
+
+    def datagramReceived(self, data: bytes, host: str) -> None: ...
 
 
 @dataclass
 class FakeLan:
     clock: Clock = field(default_factory=Clock)
     latency: float = 0.01
-    lobbies: dict[str, Lobby] = field(default_factory=dict)
+    connectLatency: float = 0.0
+    """Seconds a TCP connect takes; above 0 a handshake really sits in 'connecting'."""
+    lobbies: dict[str, LanHost] = field(default_factory=dict)
+    deaf: set[str] = field(default_factory=set)
+    """Hosts that never receive broadcasts (the original listens on a unicast address)."""
     listeners: dict[tuple[str, int], _Listener] = field(default_factory=dict)
     pumps: list[iosim.IOPump] = field(default_factory=list)
     log: list[Datagram] = field(default_factory=list)
@@ -186,12 +211,21 @@ class FakeLan:
             extra = self.jitter.uniform(0, 0.5) if self.jitter is not None else 0.0
             self.clock.callLater(self.latency * (i + 1) + extra, self._deliver, datagram)
 
+    def network(self, host: str) -> _HostNetwork:
+        """The TCP side of ``host``, for a stand-in that is not a Lobby."""
+        return _HostNetwork(self, host)
+
+    def sendFrom(self, source: str, raw: bytes, destination: str) -> None:
+        self._send(source, raw, (destination, 20181))
+
     def _deliver(self, datagram: Datagram) -> None:
         source, destination, raw = datagram
-        targets = self.lobbies.values() if destination == "255.255.255.255" else [self.lobbies.get(destination)]
-        for lobby in targets:
-            if lobby is not None:
-                lobby.datagramReceived(raw, source)
+        if destination == "255.255.255.255":
+            targets = [host for address, host in self.lobbies.items() if address not in self.deaf]
+        else:
+            targets = [self.lobbies[destination]] if destination in self.lobbies else []
+        for host in targets:
+            host.datagramReceived(raw, source)
 
     def run(self, seconds: float, step: float = 0.01) -> None:
         """Advance time in small steps, pumping every TCP connection after each."""

@@ -18,6 +18,8 @@ import random
 import socket
 import time
 
+from twisted.internet.task import Clock
+
 from velhanet.bots.tictactoe import PerfectBot
 from velhanet.conformance.base import ConformanceCase
 from velhanet.games.kinarow import KInARowState
@@ -109,6 +111,9 @@ class SeriesDriver:
         self.peerClosed = False
         self.bot = PerfectBot(seed=1)
         self.moveDelay = moveDelay
+        self.clock = Clock()
+        """The match machine's clock, advanced by the wall clock as the driver runs."""
+        self.started = time.monotonic()
         self.machine = MatchMachine(
             MatchCore(
                 isInvitee=isInvitee,
@@ -116,6 +121,7 @@ class SeriesDriver:
                 close=self._wantClose,
                 observer=self.recorder,  # type: ignore[arg-type]
                 peerNick="target",
+                clock=self.clock,
                 random=random.Random(3),
             )
         )
@@ -127,6 +133,7 @@ class SeriesDriver:
         """Play until the series ends (or ``timeout``); then give the peer 3 s to close first."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not self.closeWanted and not self.peerClosed:
+            self.clock.advance(time.monotonic() - self.started - self.clock.seconds())
             if self.recorder.turn is not None:
                 board, self.recorder.turn = self.recorder.turn, None
                 time.sleep(self.moveDelay)  # the reference program mishandles instant replies
@@ -206,6 +213,8 @@ class VelhaConformance(ConformanceCase):
         driver = SeriesDriver(connection, isInvitee)
         if isInvitee:
             driver.machine.begin()
+        else:
+            driver.machine.awaitStart()
         driver.run(timeout=180)
         return driver
 

@@ -173,10 +173,13 @@ class ConsoleFrontEnd(LineReceiver):
         elif words[0] == "who":
             entries = list(self.lobby.roster)
             self.say("\n".join(f"  {e.nick} ({e.address})" for e in entries) or "  nobody else is online yet")
-        elif words[0] == "invite" and len(words) == 2:
-            problem = self.lobby.invite(words[1])
-            if problem is None:
-                self.say(f"inviting {words[1]} ...")
+        elif words[0] == "invite":
+            if len(words) != 2:
+                problem = "usage: invite NICK (type 'who' to see who is online)"
+            else:
+                problem = self.lobby.invite(words[1])
+                if problem is None:
+                    self.say(f"inviting {words[1]} ...")
         elif words[0] in ("yes", "y", "no", "n"):
             problem = self.lobby.answer(words[0].startswith("y"))
         elif words[0].isdigit() and len(words) == 1:

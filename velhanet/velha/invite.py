@@ -3,18 +3,28 @@
 UDP loses, repeats and reorders datagrams, so both machines resend what
 the other side may have missed and absorb what arrives twice:
 
-- the **inviter** sends MSG04 and resends it until MSG05 arrives or its
-  30 s window closes; an accepting MSG05 is answered with MSG06 and one TCP
-  connection; a repeated MSG05 gets MSG06 again, never a second connection;
+- the **inviter** sends MSG04, and once more after 15 s if no MSG05 has come
+  (the original program opens one modal dialog per MSG04 it receives, so a
+  person gets 15 s to answer before a second dialog appears); an accepting
+  MSG05 is answered with MSG06 and, 0.2 s later, one TCP connection (the
+  original needs a moment after its MSG05 before it can take a connection);
+  a repeated MSG05 gets MSG06 again, never a second connection, unless it
+  names a *new* port: the original opens a new port for every invitation
+  dialog its user accepts and waits on the newest, so velhanet connects there
+  too and the lobby lets the newer connection take over the match;
 - the **invitee** asks its user (or its policy), then either refuses with
   ``nick|0`` or opens a TCP port and sends ``nick|port``, resending it every
   2 s until MSG06 or the inviter's connection arrives; after 30 s without a
-  connection it closes the port and gives up.
+  connection it closes the port and gives up. No answer leaves sooner than
+  0.5 s after the invitation (an instant refusal is lost on the original,
+  which sends MSG04 before it starts waiting for the answer); a refusal is
+  sent three times, 2 s apart, unless MSG06 confirms it.
 
 Each machine holds its timers as state data, so every transition out of a
 waiting state cancels them, and no path leaves a delayed call or a listening
-port behind. The machines know nothing of sockets: a core of callables sends
-datagrams, opens ports and connects (``velhanet.velha.lobby`` provides it).
+port behind; a connection attempt cancelled half way is absorbed. The
+machines know nothing of sockets: a core of callables sends datagrams, opens
+ports and connects (``velhanet.velha.lobby`` provides it).
 """
 
 from __future__ import annotations
@@ -31,11 +41,23 @@ from twisted.python.failure import Failure
 INVITE_WINDOW = 30.0
 """Seconds an inviter waits for MSG05, and an invitee for the TCP connection."""
 
-INVITE_RESEND = 5.0
-"""Seconds between copies of MSG04 inside the window (six copies at most)."""
+INVITE_RESEND = 15.0
+"""Seconds after which MSG04 is sent once more if no MSG05 came."""
+
+INVITE_COPIES = 2
+"""Copies of MSG04 per invitation."""
+
+CONNECT_DELAY = 0.2
+"""Seconds between MSG06 and the TCP connection to the invitee."""
+
+ANSWER_DELAY = 0.5
+"""Least time between an invitation and an automatic answer to it."""
 
 ANSWER_RESEND = 2.0
-"""Seconds between copies of an accepting MSG05 until MSG06 or the connection."""
+"""Seconds between copies of MSG05 (accepting: until MSG06 or the connection; refusing: 3 copies)."""
+
+REFUSAL_COPIES = 3
+"""Copies of a refusing MSG05 when no MSG06 confirms it."""
 
 LINGER = 30.0
 """Seconds a finished handshake keeps answering late duplicates (MSG05, MSG04)."""
@@ -78,6 +100,9 @@ class Inviter(Protocol):
     def _windowClosed(self) -> None:
         "private: 30 s without an answer."
 
+    def _connectNow(self) -> None:
+        "private: the pause after MSG06 is over: connect."
+
     def _lingerOver(self) -> None:
         "private: no more late duplicates expected."
 
@@ -91,46 +116,72 @@ class InviterCore:
     sendAck: Callable[[], None]
     connect: Callable[[int], Deferred[object]]
     report: Callable[[str, str], None]
-    """``report(outcome, detail)``: "declined", "timeout", "failed", "cancelled", "connected"."""
+    """``report(outcome, detail)``: "declined", "timeout", "failed", "cancelled", "connected", "reconnecting"."""
     finished: Callable[[], None]
     """Called once, when the machine will never act again (the lobby forgets it)."""
     window: float = INVITE_WINDOW
     resendEvery: float = INVITE_RESEND
+    copies: int = INVITE_COPIES
+    connectDelay: float = CONNECT_DELAY
     linger: float = LINGER
+    port: int = 0
+    """The invitee's port we connect (or connected) to: the newest one it named."""
+
+
+def _cancelCall(call: IDelayedCall | None) -> None:
+    if call is not None and call.active():
+        call.cancel()
 
 
 @dataclass
 class _Waiting:
-    resend: IDelayedCall
+    resend: IDelayedCall | None
     window: IDelayedCall
+    sent: int = 1
 
     def cancel(self) -> None:
-        for call in (self.resend, self.window):
-            if call.active():
-                call.cancel()
+        _cancelCall(self.resend)
+        _cancelCall(self.window)
 
 
 def _startWaiting(inputs: Inviter, core: InviterCore) -> _Waiting:
     core.sendInvite()
-    return _Waiting(
-        resend=core.clock.callLater(core.resendEvery, inputs._resendInvite),
-        window=core.clock.callLater(core.window, inputs._windowClosed),
-    )
+    resend = core.clock.callLater(core.resendEvery, inputs._resendInvite) if core.copies > 1 else None
+    return _Waiting(resend, core.clock.callLater(core.window, inputs._windowClosed))
 
 
 @dataclass
 class _Connecting:
-    attempt: Deferred[object]
+    """A pause, then one connection attempt; ``cancel`` stops whichever is pending."""
+
+    pause: IDelayedCall | None = None
+    attempts: list[Deferred[object]] = field(default_factory=list)
+
+    def cancel(self) -> None:
+        _cancelCall(self.pause)
+        for attempt in self.attempts:
+            attempt.cancel()  # a pending attempt fails with CancelledError: connectFailed, absorbed
+
+    def connectSoon(self, inputs: Inviter, core: InviterCore) -> None:
+        _cancelCall(self.pause)
+        self.pause = core.clock.callLater(core.connectDelay, inputs._connectNow)
+
+    def connectNow(self, inputs: Inviter, core: InviterCore) -> None:
+        self.pause = None
+        attempt = core.connect(core.port)
+        self.attempts.append(attempt)
+        attempt.addCallbacks(
+            lambda _: inputs.connected(),
+            lambda failure: inputs.connectFailed(_reason(failure)),
+        )
 
 
 def _startConnecting(inputs: Inviter, core: InviterCore, port: int) -> _Connecting:
+    core.port = port
     core.sendAck()
-    attempt = core.connect(port)
-    attempt.addCallbacks(
-        lambda _: inputs.connected(),
-        lambda failure: inputs.connectFailed(_reason(failure)),
-    )
-    return _Connecting(attempt)
+    connecting = _Connecting()
+    connecting.connectSoon(inputs, core)
+    return connecting
 
 
 def _reason(failure: Failure) -> str:
@@ -138,12 +189,18 @@ def _reason(failure: Failure) -> str:
 
 
 @dataclass
-class _Lingering:
-    timer: IDelayedCall = field()
+class _Lingering(_Connecting):
+    """Connected: late MSG05s get MSG06; a new port gets a new connection."""
+
+    timer: IDelayedCall | None = None
+
+    def cancel(self) -> None:
+        super().cancel()
+        _cancelCall(self.timer)
 
 
 def _startLingering(inputs: Inviter, core: InviterCore) -> _Lingering:
-    return _Lingering(core.clock.callLater(core.linger, inputs._lingerOver))
+    return _Lingering(timer=core.clock.callLater(core.linger, inputs._lingerOver))
 
 
 def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
@@ -155,15 +212,15 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
     done = builder.state("done")
 
     idle.upon(Inviter.start).to(waiting).returns(None)
-    for ignored in (Inviter.accepted, Inviter.declined, Inviter.cancel):
+    for ignored in (Inviter.accepted, Inviter.declined, Inviter.cancel, Inviter.connected, Inviter.connectFailed):
         done.upon(ignored).loop().returns(None)
-    connecting.upon(Inviter.declined).loop().returns(None)
-    lingering.upon(Inviter.declined).loop().returns(None)
 
     @waiting.upon(Inviter._resendInvite).loop()
     def resend(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
         core.sendInvite()
-        data.resend = core.clock.callLater(core.resendEvery, inputs._resendInvite)
+        data.sent += 1
+        more = data.sent < core.copies
+        data.resend = core.clock.callLater(core.resendEvery, inputs._resendInvite) if more else None
 
     @waiting.upon(Inviter.accepted).to(connecting)
     def accepted(inputs: Inviter, core: InviterCore, data: _Waiting, port: int) -> None:
@@ -188,9 +245,32 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
         core.report("cancelled", "invitation withdrawn")
         core.finished()
 
-    @connecting.upon(Inviter.accepted).loop()
-    def repeatAckWhileConnecting(inputs: Inviter, core: InviterCore, data: _Connecting, port: int) -> None:
+    def connectNow(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
+        data.connectNow(inputs, core)
+
+    def repeatedAnswer(inputs: Inviter, core: InviterCore, data: _Connecting, port: int) -> None:
         core.sendAck()
+        if port != core.port:
+            # The original opened a new port for a second invitation dialog
+            # and now waits on that one only.
+            core.port = port
+            core.report("reconnecting", f"the invitee answered again with port {port}; connecting there")
+            data.connectSoon(inputs, core)
+
+    def lateRefusal(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
+        """A refusal after an acceptance: the original's busy reply to our second MSG04."""
+
+    def stopConnecting(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
+        data.cancel()
+        core.finished()
+
+    # Connecting and lingering share these (a lingering inviter may connect again).
+    for state in (connecting, lingering):
+        state.upon(Inviter._connectNow).loop()(connectNow)
+        state.upon(Inviter.accepted).loop()(repeatedAnswer)
+        state.upon(Inviter.declined).loop()(lateRefusal)
+        state.upon(Inviter.cancel).to(done)(stopConnecting)
+    lingering.upon(Inviter._lingerOver).to(done)(stopConnecting)
 
     @connecting.upon(Inviter.connected).to(lingering)
     def connectedNow(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
@@ -198,26 +278,17 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
 
     @connecting.upon(Inviter.connectFailed).to(done)
     def failed(inputs: Inviter, core: InviterCore, data: _Connecting, reason: str) -> None:
+        data.cancel()
         core.report("failed", f"could not connect: {reason}")
         core.finished()
 
-    @connecting.upon(Inviter.cancel).to(done)
-    def cancelConnecting(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
-        data.attempt.cancel()
-        core.finished()
+    @lingering.upon(Inviter.connected).loop()
+    def reconnected(inputs: Inviter, core: InviterCore, data: _Lingering) -> None:
+        """The connection to the newer port is up; the lobby hands it the match."""
 
-    @lingering.upon(Inviter.accepted).loop()
-    def repeatAckLater(inputs: Inviter, core: InviterCore, data: _Lingering, port: int) -> None:
-        core.sendAck()
-
-    @lingering.upon(Inviter._lingerOver).to(done)
-    def lingerOver(inputs: Inviter, core: InviterCore, data: _Lingering) -> None:
-        core.finished()
-
-    @lingering.upon(Inviter.cancel).to(done)
-    def cancelLinger(inputs: Inviter, core: InviterCore, data: _Lingering) -> None:
-        data.timer.cancel()
-        core.finished()
+    @lingering.upon(Inviter.connectFailed).loop()
+    def reconnectFailed(inputs: Inviter, core: InviterCore, data: _Lingering, reason: str) -> None:
+        core.report("failed", f"could not connect to the new port {core.port}: {reason}")
 
     return builder.build()
 
@@ -231,6 +302,9 @@ InviterMachine = _buildInviter()
 class Invitee(Protocol):
     def invited(self) -> None:
         "The first MSG04 from this peer arrived: ask whether to accept."
+
+    def invitedWhileBusy(self) -> None:
+        "The first MSG04 from this peer arrived while we play or invite: refuse."
 
     def repeatInvite(self) -> None:
         "Another copy of MSG04 from the same peer."
@@ -269,10 +343,12 @@ class InviteeCore:
     """Send MSG05 ``ownnick|port``; port 0 refuses."""
     listen: Callable[[], ListeningPort]
     report: Callable[[str, str], None]
-    """``report(outcome, detail)``: "expired", "declined", "timeout", "cancelled", "connected"."""
+    """``report(outcome, detail)``: "expired", "declined", "busy", "redeclined", "timeout", "cancelled", "connected"."""
     finished: Callable[[], None]
     window: float = INVITE_WINDOW
     resendEvery: float = ANSWER_RESEND
+    answerDelay: float = ANSWER_DELAY
+    refusalCopies: int = REFUSAL_COPIES
     linger: float = LINGER
 
 
@@ -294,14 +370,12 @@ class _Listening:
     window: IDelayedCall
 
     def stopResending(self) -> None:
-        if self.resend is not None and self.resend.active():
-            self.resend.cancel()
+        _cancelCall(self.resend)
         self.resend = None
 
     def close(self) -> None:
         self.stopResending()
-        if self.window.active():
-            self.window.cancel()
+        _cancelCall(self.window)
         self.port.close()
 
 
@@ -315,9 +389,31 @@ def _startListening(inputs: Invitee, core: InviteeCore) -> _Listening:
     )
 
 
-def _startRefusing(inputs: Invitee, core: InviteeCore) -> _Lingering:
-    core.sendAnswer(0)
-    return _Lingering(core.clock.callLater(core.linger, inputs._lingerOver))
+@dataclass
+class _Refusing:
+    """Refusal copies still to send, and the linger window for late MSG04s."""
+
+    resend: IDelayedCall | None
+    linger: IDelayedCall
+    since: float
+    left: int
+
+    def stopResending(self) -> None:
+        _cancelCall(self.resend)
+        self.resend = None
+
+    def cancel(self) -> None:
+        self.stopResending()
+        _cancelCall(self.linger)
+
+
+def _startRefusing(inputs: Invitee, core: InviteeCore) -> _Refusing:
+    return _Refusing(
+        resend=core.clock.callLater(core.answerDelay, inputs._resendAnswer),
+        linger=core.clock.callLater(core.linger, inputs._lingerOver),
+        since=core.clock.seconds(),
+        left=core.refusalCopies,
+    )
 
 
 def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
@@ -331,7 +427,6 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
     idle.upon(Invitee.invited).to(asking).returns(None)
     asking.upon(Invitee.repeatInvite).loop().returns(None)
     asking.upon(Invitee.acknowledged).loop().returns(None)
-    refused.upon(Invitee.acknowledged).loop().returns(None)
     for ignored in (
         Invitee.repeatInvite,
         Invitee.acknowledged,
@@ -340,6 +435,10 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
         Invitee.cancel,
     ):
         done.upon(ignored).loop().returns(None)
+
+    @idle.upon(Invitee.invitedWhileBusy).to(refused)
+    def busy(inputs: Invitee, core: InviteeCore) -> None:
+        core.report("busy", "declined at once: you are playing or inviting")
 
     @asking.upon(Invitee.accept).to(listening)
     def accept(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
@@ -392,17 +491,29 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
         core.report("cancelled", "invitation withdrawn")
         core.finished()
 
-    @refused.upon(Invitee.repeatInvite).loop()
-    def refuseAgain(inputs: Invitee, core: InviteeCore, data: _Lingering) -> None:
+    @refused.upon(Invitee._resendAnswer).loop()
+    def sendRefusal(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
         core.sendAnswer(0)
+        data.left -= 1
+        data.resend = core.clock.callLater(core.resendEvery, inputs._resendAnswer) if data.left > 0 else None
+
+    @refused.upon(Invitee.repeatInvite).loop()
+    def refuseAgain(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
+        if data.resend is not None:
+            return  # a refusal is on its way already
+        core.sendAnswer(0)
+        ago = core.clock.seconds() - data.since
+        core.report("redeclined", f"invited again {ago:.0f} s after the refusal; declined automatically")
+
+    @refused.upon(Invitee.acknowledged).loop()
+    def refusalSeen(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
+        if data.left < core.refusalCopies:  # at least one copy went out
+            data.stopResending()
 
     @refused.upon(Invitee._lingerOver).to(done)
-    def refusedOver(inputs: Invitee, core: InviteeCore, data: _Lingering) -> None:
-        core.finished()
-
     @refused.upon(Invitee.cancel).to(done)
-    def cancelRefused(inputs: Invitee, core: InviteeCore, data: _Lingering) -> None:
-        data.timer.cancel()
+    def refusedOver(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
+        data.cancel()
         core.finished()
 
     return builder.build()

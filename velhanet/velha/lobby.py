@@ -28,6 +28,7 @@ from twisted.python.failure import Failure
 
 from velhanet.velha import wire
 from velhanet.velha.invite import (
+    ANSWER_DELAY,
     Invitee,
     InviteeCore,
     InviteeMachine,
@@ -36,7 +37,7 @@ from velhanet.velha.invite import (
     InviterMachine,
     ListeningPort,
 )
-from velhanet.velha.match import Match, MatchCore, MatchMachine, MatchObserver
+from velhanet.velha.match import Match, MatchCore, MatchMachine, MatchObserver, MatchSettings
 from velhanet.velha.roster import Roster
 
 PROTOCOL_PORT = 20181
@@ -89,6 +90,8 @@ class MatchProtocol(Protocol):
         self.decoder = wire.StreamDecoder()
         self.match: Match | None = None
         self.closing = False
+        self.superseded = False
+        """The peer opened a newer port for this match: this connection stays open, unused."""
         self.whenClosed: Deferred[None] = Deferred()
 
     def connectionMade(self) -> None:
@@ -112,6 +115,9 @@ class MatchProtocol(Protocol):
             if isinstance(item, wire.MalformedMessage):
                 self.log.warn("malformed TCP frame from {peer} dropped: {reason}", peer=self.peerNick, reason=str(item))
                 self.lobby.frontEnd.notice(f"{self.peerNick} sent a malformed message, dropped: {item}")
+                continue
+            if self.superseded:
+                self.log.info("{peer} sent {raw!r} on a superseded connection; ignored", peer=self.peerNick, raw=raw)
                 continue
             if self.match is None or self.closing:
                 continue
@@ -156,6 +162,8 @@ class _Handshake(Generic[M]):
     address: str
     machine: M
     active: bool = True
+    refusedAsBusy: bool = False
+    """Refused only because we were busy: a later copy is a new invitation once we are free."""
 
 
 class Lobby:
@@ -177,6 +185,8 @@ class Lobby:
         autoInvite: str | None = None,
         rng: random.Random | None = None,
         trace: Tracer = noTrace,
+        settings: MatchSettings | None = None,
+        answerDelay: float = ANSWER_DELAY,
     ) -> None:
         self.nick = wire.checkNick(nick)
         self.clock = clock
@@ -191,11 +201,15 @@ class Lobby:
         self.autoInvite = autoInvite
         self.random = rng or random.Random()
         self.trace = trace
+        self.settings = settings or MatchSettings()
+        self.answerDelay = answerDelay
         self.roster = Roster()
         self.inviters: dict[str, _Handshake[Inviter]] = {}
         self.invitees: dict[str, _Handshake[Invitee]] = {}
         self.pendingQuestion: str | None = None
         self.matchProtocol: MatchProtocol | None = None
+        self.supersededProtocols: list[MatchProtocol] = []
+        self._answers: list[IDelayedCall] = []
         self._announcer: LoopingCall | None = None
         self._expiries: list[IDelayedCall] = []
 
@@ -215,10 +229,11 @@ class Lobby:
         """
         if self._announcer is not None and self._announcer.running:
             self._announcer.stop()
-        for call in self._expiries:
+        for call in self._expiries + self._answers:
             if call.active():
                 call.cancel()
         self._expiries.clear()
+        self._answers.clear()
         for inviter in list(self.inviters.values()):
             inviter.machine.cancel()
         for invitee in list(self.invitees.values()):
@@ -227,6 +242,7 @@ class Lobby:
         if self.matchProtocol is not None and self.matchProtocol.match is not None:
             closing = self.matchProtocol.whenClosed
             self.matchProtocol.match.localQuit()
+        self._closeSuperseded()
         for target in self.announceTargets:
             self._send(wire.Goodbye(self.nick), target)
         return closing
@@ -234,9 +250,17 @@ class Lobby:
     # -- discovery ---------------------------------------------------------------
 
     def announce(self) -> None:
-        """Send MSG01 to every target and drop, 15 s later, whoever did not answer."""
+        """Send MSG01 to every target and drop, 15 s later, whoever did not answer.
+
+        Every player already known gets the MSG01 directly too: the original
+        program listens on its unicast address and never hears a broadcast,
+        so without it the roster would lose it after every announcement. Each
+        player still gets one MSG01 per period (text: never less than 3 min).
+        """
         probeTime = self.clock.seconds()
-        for target in self.announceTargets:
+        targets = list(self.announceTargets)
+        targets += [entry.address for entry in self.roster if entry.address not in targets]
+        for target in targets:
             self._send(wire.Hello(self.nick), target)
         self._expiries = [call for call in self._expiries if call.active()]
         self._expiries.append(self.clock.callLater(ANSWER_WINDOW, self._expire, probeTime))
@@ -269,12 +293,8 @@ class Lobby:
                 raw=data[:80],
             )
             return
-        if isinstance(message, wire.InviteAck):
-            nick = None
-        else:
-            nick = message.nick
-            if nick.casefold() == self.nick.casefold():
-                return  # our own broadcast, echoed back
+        if isinstance(message, wire.Hello | wire.Goodbye) and message.nick == self.nick:
+            return  # our own broadcast, echoed back (we broadcast nothing else)
         self.trace("in", "udp", host, data, message)
         if isinstance(message, wire.Hello):
             self._seen(message.nick, host)
@@ -294,6 +314,9 @@ class Lobby:
     def _goodbye(self, nick: str) -> None:
         if self.roster.remove(nick) is not None:
             self.frontEnd.peerOffline(nick, "left (MSG03)")
+        current = self.matchProtocol
+        if current is not None and current.match is not None and current.peerNick.casefold() == nick.casefold():
+            current.match.peerLeft()
         inviter, invitee = self.inviters.get(nick.casefold()), self.invitees.get(nick.casefold())
         if inviter is not None and inviter.active:
             inviter.machine.cancel()
@@ -303,12 +326,12 @@ class Lobby:
     def _invited(self, nick: str, host: str) -> None:
         key = nick.casefold()
         existing = self.invitees.get(key)
+        busy = self.busy()
+        if existing is not None and existing.refusedAsBusy and not busy:
+            existing.machine.cancel()  # we are free now: this is a new invitation
+            existing = None
         if existing is not None:
             existing.machine.repeatInvite()
-            return
-        if self.busy():
-            self.log.info("busy: refusing {nick}'s invitation at once", nick=nick)
-            self._send(wire.InviteAnswer(self.nick, 0), host)
             return
         machine = InviteeMachine(
             InviteeCore(
@@ -317,22 +340,38 @@ class Lobby:
                 sendAnswer=lambda port: self._send(wire.InviteAnswer(self.nick, port), host),
                 listen=lambda: self.network.listen(_MatchFactory(self, nick, isInvitee=True)),
                 report=lambda outcome, detail: self._handshakeReport(self.invitees, nick, outcome, detail),
-                finished=lambda: self._handshakeFinished(self.invitees, nick),
+                finished=lambda: self._handshakeFinished(self.invitees, nick, machine),
             )
         )
-        self.invitees[key] = _Handshake(nick, host, machine)
-        machine.invited()
+        self.invitees[key] = _Handshake(nick, host, machine, refusedAsBusy=busy)
+        if busy:
+            self.log.info("busy: refusing {nick}'s invitation", nick=nick)
+            machine.invitedWhileBusy()
+        else:
+            machine.invited()
 
     def _ask(self, nick: str) -> None:
         if self.acceptPolicy == "ask":
             self.pendingQuestion = nick
             self.frontEnd.invitationReceived(nick)
-        else:
-            # Decide after the current input has finished (no re-entrant inputs).
-            self.clock.callLater(0, self.answer, self.acceptPolicy == "always", nick)
+            return
+        # Decide after the current input has finished (no re-entrant inputs);
+        # an acceptance waits answerDelay (a refusal waits in its machine).
+        accept = self.acceptPolicy == "always"
+        self._answers = [call for call in self._answers if call.active()]
+        self._answers.append(self.clock.callLater(self.answerDelay if accept else 0, self.answer, accept, nick))
 
     def _answered(self, message: wire.InviteAnswer, host: str) -> None:
         handshake = self.inviters.get(message.nick.casefold())
+        if handshake is None and message.nick.casefold() == self.nick.casefold():
+            # The original program refuses a busy invitation with the
+            # *inviter's* nick (ours); the address tells whose answer it is.
+            handshake = next((h for h in self.inviters.values() if h.address == host), None)
+            if handshake is not None and not message.accepted:
+                self.frontEnd.notice(
+                    f"{handshake.nick}'s refusal carried our nick instead of its own (the original program"
+                    " does this when it is busy)"
+                )
         if handshake is None:
             self.log.info("MSG05 from {nick} that no invitation waits for; ignored", nick=message.nick)
             return
@@ -383,7 +422,7 @@ class Lobby:
                 sendAck=lambda: self._send(wire.InviteAck(), address),
                 connect=lambda port: self.network.connect(address, port, _MatchFactory(self, peerNick, False)),
                 report=lambda outcome, detail: self._handshakeReport(self.inviters, peerNick, outcome, detail),
-                finished=lambda: self._handshakeFinished(self.inviters, peerNick),
+                finished=lambda: self._handshakeFinished(self.inviters, peerNick, machine),
             )
         )
         self.inviters[key] = _Handshake(peerNick, address, machine)
@@ -436,16 +475,41 @@ class Lobby:
         self.frontEnd.inviteUpdate(nick, outcome, detail)
 
     def _handshakeFinished(
-        self, table: dict[str, _Handshake[Inviter]] | dict[str, _Handshake[Invitee]], nick: str
+        self,
+        table: dict[str, _Handshake[Inviter]] | dict[str, _Handshake[Invitee]],
+        nick: str,
+        machine: Inviter | Invitee,
     ) -> None:
-        table.pop(nick.casefold(), None)
+        """Forget a finished handshake (only that one: a newer one may have the same nick)."""
+        handshake = table.get(nick.casefold())
+        if handshake is not None and handshake.machine is machine:
+            del table[nick.casefold()]
 
     def matchConnected(self, protocol: MatchProtocol) -> Match | None:
-        """A match connection is up (either side); refuse it if one already runs."""
-        if self.matchProtocol is not None:
-            self.log.warn("second match connection from {peer} refused", peer=protocol.peerNick)
-            protocol.close()
-            return None
+        """A match connection is up (either side); refuse it if one already runs.
+
+        One exception: our connection to a newer port of the same invitee,
+        while the current match still waits for MSG07 — the original program
+        waits on the newest port it opened. The older connection is kept
+        open (closing it would end the match on the original's side) until
+        the match ends.
+        """
+        current = self.matchProtocol
+        if current is not None:
+            replaces = (
+                not protocol.isInvitee
+                and not current.isInvitee
+                and current.peerNick == protocol.peerNick
+                and current.match is not None
+                and current.match.supersede()
+            )
+            if not replaces:
+                self.log.warn("second match connection from {peer} refused", peer=protocol.peerNick)
+                protocol.close()
+                return None
+            current.superseded = True
+            self.supersededProtocols.append(current)
+            self.frontEnd.notice(f"{protocol.peerNick} opened a new port for the match; playing there")
         self.matchProtocol = protocol
         match = MatchMachine(
             MatchCore(
@@ -454,21 +518,34 @@ class Lobby:
                 close=protocol.close,
                 observer=self.frontEnd,
                 peerNick=protocol.peerNick,
+                clock=self.clock,
+                settings=self.settings,
                 random=self.random,
             )
         )
         protocol.match = match
-        self.frontEnd.matchStarted(protocol.peerNick)
+        if current is None:
+            self.frontEnd.matchStarted(protocol.peerNick)
         if protocol.isInvitee:
             handshake = self.invitees.get(protocol.peerNick.casefold())
             if handshake is not None:
                 handshake.machine.connected()
             match.begin()
+        else:
+            match.awaitStart()
         return match
 
     def matchClosed(self, protocol: MatchProtocol) -> None:
         if self.matchProtocol is protocol:
             self.matchProtocol = None
+            self._closeSuperseded()
+        elif protocol in self.supersededProtocols:
+            self.supersededProtocols.remove(protocol)
+
+    def _closeSuperseded(self) -> None:
+        """The match is over: the older connections it kept open can go."""
+        for protocol in list(self.supersededProtocols):
+            protocol.close()
 
     def _send(self, message: wire.DatagramMessage, host: str) -> None:
         raw = wire.encode(message)

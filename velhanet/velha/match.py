@@ -6,22 +6,40 @@ Rules (text, and ``docs/velha.md`` where the text is silent):
   2 = inviter starts; whoever starts a game plays X;
 - the player who has the turn sends MSG08 with a position 1–9;
 - after a game, the loser — after a draw, the player who did not start it —
-  sends MSG09 and starts the next game with its first MSG08;
+  sends MSG09 and starts the next game; velhanet sends MSG09 as soon as the
+  game is over and its first MSG08 when its user has chosen;
 - the series ends at a third win or after the fifth game; velhanet then
   closes the connection itself;
 - MSG10 means the sender gave up: the other side wins the series.
 
-The reference program also sends MSG09 when it *won*, and after a draw its
-starter moves again without MSG09. Where that still leaves one well-defined
-game (we had not started the new game yet), velhanet lets the peer start
-and logs the deviation; a move that cannot be reconciled (out of turn, on
-an occupied cell, off the board) ends the match cleanly with the rule named.
+The original Java program (tiowillians/JogoVelhaSocket) departs from the
+text in ways a strict peer would hang on, so velhanet is tolerant wherever
+one well-defined game remains:
+
+- it also sends MSG09 when it *won*, and moves first: if we have not moved
+  in the new game yet, we follow it;
+- after a draw its starter moves again without MSG09, and its non-starter
+  never sends MSG09 (a flag of its that is never reset): if the peer does
+  not start the new game within ``drawGrace`` seconds, we start it;
+- as inviter it ignores MSG07 ``1`` and moves first; as inviter after
+  having once been invitee it sends a MSG07 of its own: the first is
+  followed while the board is empty, the second ignored;
+- when it answered our MSG04 twice it re-sends MSG07 on the newest
+  connection, resetting its series: followed while game 1 is untouched.
+
+A move that cannot be reconciled (out of turn, on an occupied cell, off the
+board) ends the match cleanly with the rule named.
+
+Every state that waits for the peer holds its timers as state data, armed
+on entry and cancelled on every way out: no MSG07 within ``startTimeout`` of
+our connection, or silence for ``peerTimeout`` while a move or MSG09 is due,
+is reported to the user and ends the match with MSG10 (never stuck). Half way
+through ``peerTimeout`` the user is told what velhanet is waiting for.
 
 After every move the machine passes through the transient state
 ``judging``, whose behaviour decides what comes next and feeds exactly one
-private input (``_myTurn``, ``_theirTurn``, ``_iStartNext``,
-``_theyStartNext`` or ``_seriesOver``): automat transitions have a fixed
-target, so a decision becomes an input.
+private input: automat transitions have a fixed target, so a decision
+becomes an input.
 """
 
 from __future__ import annotations
@@ -32,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from automat import TypeMachine, TypeMachineBuilder
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from velhanet.games.interfaces import IllegalMove
@@ -40,6 +59,15 @@ from velhanet.velha.wire import GiveUp, MatchStart, Move, NewGame, StreamMessage
 
 WINS_NEEDED = 3
 MAX_GAMES = 5
+
+START_TIMEOUT = 30.0
+"""Seconds the inviter waits for MSG07 after connecting (the original invitee gives up after 30 s)."""
+
+PEER_TIMEOUT = 120.0
+"""Seconds of silence while the peer owes a move or MSG09 before velhanet gives up with MSG10 (0: wait forever)."""
+
+DRAW_GRACE = 5.0
+"""Seconds to wait after a draw we started for the peer to start the next game before we do."""
 
 
 def positionToPlace(position: int) -> Place:
@@ -67,7 +95,7 @@ class MatchObserver(Protocol):
         """The series ended normally: "won", "lost" or "draw"."""
 
     def matchEnded(self, reason: str) -> None:
-        """The series ended early (gave up, connection lost, a rule broken)."""
+        """The series ended early (gave up, connection lost, a rule broken, a silent peer)."""
 
     def notice(self, text: str) -> None:
         """Something the user should know that changes nothing (e.g. a tolerated deviation)."""
@@ -77,8 +105,11 @@ class Match(Protocol):
     def begin(self) -> None:
         "Invitee: the inviter is connected; send MSG07."
 
+    def awaitStart(self) -> None:
+        "Inviter: our connection is up; wait for MSG07."
+
     def startReceived(self, who: int) -> None:
-        "Inviter: MSG07 arrived."
+        "MSG07 arrived."
 
     def localMove(self, position: int) -> None:
         "Our user (or bot) plays a position 1–9."
@@ -92,11 +123,21 @@ class Match(Protocol):
     def remoteGiveUp(self) -> None:
         "MSG10 arrived."
 
+    def peerLeft(self) -> None:
+        "The peer said goodbye (MSG03) in the middle of the match."
+
     def localQuit(self) -> None:
         "Our user quits, or the service stops: send MSG10 and close."
 
     def connectionLost(self, reason: str) -> None:
         "The TCP connection is gone."
+
+    def supersede(self) -> bool:
+        """The peer opened a newer port for this match: may it take over?
+
+        True (and this machine is finished, silently) only while we still
+        wait for MSG07: nothing has been played on this connection.
+        """
 
     def _myTurn(self) -> None:
         "private: judged: our move."
@@ -105,16 +146,49 @@ class Match(Protocol):
         "private: judged: their move."
 
     def _iStartNext(self) -> None:
-        "private: judged: we start the next game (and send MSG09)."
+        "private: judged: we start the next game (MSG09 goes out now)."
 
     def _theyStartNext(self) -> None:
-        "private: judged: they start the next game (we wait for MSG09)."
+        "private: judged: they lost; we wait for their MSG09."
+
+    def _theyStartAfterDraw(self) -> None:
+        "private: judged: a draw we started; they should start, we wait a grace period."
 
     def _seriesOver(self) -> None:
         "private: judged: the series is decided."
 
     def _broken(self, rule: str) -> None:
         "private: a rule was broken beyond repair: end the match."
+
+    def _stillWaiting(self) -> None:
+        "private: half of the peer timeout has passed."
+
+    def _silent(self) -> None:
+        "private: the peer has been silent too long."
+
+    def _graceOver(self) -> None:
+        "private: after a draw the peer did not start the next game."
+
+
+@dataclass
+class MatchSettings:
+    """How long the match waits for the peer (see the module docstring), and our MSG07."""
+
+    start: float = START_TIMEOUT
+    peer: float = PEER_TIMEOUT
+    drawGrace: float = DRAW_GRACE
+    first: str = "inviter"
+    """Who starts game 1 when we are the invitee: "inviter" (MSG07 2), "invitee" (1) or "random".
+
+    The text leaves the choice to the invitee. The default lets the inviter
+    start because the original inviter moves first whatever MSG07 says: with
+    ``1`` both sides would play the first move at once.
+    """
+
+    def chooseStart(self, rng: random.Random) -> int:
+        if self.first == "random":
+            return rng.choice((MatchStart.INVITEE_STARTS, MatchStart.INVITER_STARTS))
+        return MatchStart.INVITEE_STARTS if self.first == "invitee" else MatchStart.INVITER_STARTS
 
 
 @dataclass
@@ -126,6 +200,8 @@ class MatchCore:
     close: Callable[[], None]
     observer: MatchObserver
     peerNick: str
+    clock: IReactorTime
+    settings: MatchSettings = field(default_factory=MatchSettings)
     random: random.Random = field(default_factory=random.Random)
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.velha.match"))
     board: KInARowState = field(default_factory=TICTACTOE.initial)
@@ -136,6 +212,10 @@ class MatchCore:
 
     def newGame(self, iStart: bool) -> None:
         self.gameNumber += 1
+        self.restartGame(iStart)
+
+    def restartGame(self, iStart: bool) -> None:
+        """Begin the current game afresh (a peer that re-sent MSG07 before any move)."""
         self.iStarted = iStart
         self.board = TICTACTOE.initial()
         self.observer.gameStarted(self.gameNumber, iStart, self.board)
@@ -166,6 +246,10 @@ class MatchCore:
         self.observer.moved(self.board, position, byMe)
         return None
 
+    def untouched(self) -> bool:
+        """Nothing is on the board of the current game yet."""
+        return self.board.moveCount == 0
+
     def decideAfterMove(self, inputs: Match) -> None:
         """Feed the one private input that says what follows the last move."""
         outcome = self.board.outcome
@@ -177,93 +261,196 @@ class MatchCore:
             return
         if outcome.winner is None:
             result = "draw"
-            iStartNext = not self.iStarted
         elif outcome.winner == self.mySide():
             result = "won"
             self.score[0] += 1
-            iStartNext = False
         else:
             result = "lost"
             self.score[1] += 1
-            iStartNext = True
         self.observer.gameOver(result, self.board, (self.score[0], self.score[1]))
         if self.seriesDecided():
             inputs._seriesOver()
-        elif iStartNext:
+        elif result == "lost" or (result == "draw" and not self.iStarted):
             inputs._iStartNext()
-        else:
+        elif result == "won":
             inputs._theyStartNext()
+        else:
+            inputs._theyStartAfterDraw()
+
+    def giveUp(self, why: str) -> None:
+        """Send MSG10, tell the user why, and close."""
+        self.send(GiveUp())
+        self.observer.matchEnded(why)
+        self.close()
 
 
-def peerGaveUp(inputs: Match, core: MatchCore) -> None:
+# -- what a waiting state holds -------------------------------------------------
+
+
+@dataclass
+class _Timers:
+    """The delayed calls of one waiting state; every way out cancels them."""
+
+    calls: list[IDelayedCall]
+
+    def cancel(self) -> None:
+        for call in self.calls:
+            if call.active():
+                call.cancel()
+        self.calls.clear()
+
+
+def _awaitPeer(inputs: Match, core: MatchCore) -> _Timers:
+    """A move or MSG09 is due from the peer: warn half way, give up at ``settings.peer``."""
+    limit = core.settings.peer
+    if limit <= 0:
+        return _Timers([])
+    return _Timers([core.clock.callLater(limit / 2, inputs._stillWaiting), core.clock.callLater(limit, inputs._silent)])
+
+
+def _awaitStart(inputs: Match, core: MatchCore) -> _Timers:
+    return _Timers([core.clock.callLater(core.settings.start, inputs._silent)])
+
+
+def _awaitDrawStart(inputs: Match, core: MatchCore) -> _Timers:
+    return _Timers([core.clock.callLater(core.settings.drawGrace, inputs._graceOver)])
+
+
+# -- behaviours shared by several states ------------------------------------------
+
+
+def _peerGaveUp(inputs: Match, core: MatchCore) -> None:
     core.observer.matchEnded(f"{core.peerNick} gave up (MSG10): you win the series")
     core.close()
 
 
-def giveUp(inputs: Match, core: MatchCore) -> None:
-    core.send(GiveUp())
-    core.observer.matchEnded("you gave up the series (MSG10 sent)")
+def _peerLeft(inputs: Match, core: MatchCore) -> None:
+    core.observer.matchEnded(f"{core.peerNick} left (MSG03) in the middle of the match")
     core.close()
 
 
-def lost(inputs: Match, core: MatchCore, reason: str) -> None:
+def _lost(inputs: Match, core: MatchCore, reason: str) -> None:
     core.observer.matchEnded(f"the connection to {core.peerNick} was lost: {reason}")
 
 
-def secondStart(inputs: Match, core: MatchCore, who: int) -> None:
-    inputs._broken("a second MSG07 arrived (text MSG07: it is sent once, at the start)")
+def _quit(inputs: Match, core: MatchCore) -> None:
+    core.giveUp("you gave up the series (MSG10 sent)")
+
+
+def _ignoreInviterStart(core: MatchCore, who: int) -> None:
+    core.log.info("{peer} sent MSG07 {who} although it invited us; ignored", peer=core.peerNick, who=who)
+    core.observer.notice(
+        f"{core.peerNick} sent a MSG07 of its own although it invited us (text MSG07: the invitee sends it;"
+        " the original program does this once it has been invited itself); ignored"
+    )
+
+
+def _notYourTurn(core: MatchCore) -> None:
+    core.observer.notice(f"not your turn: waiting for {core.peerNick}")
+
+
+def _strayNewGame(core: MatchCore) -> None:
+    core.log.info("{peer} sent MSG09 in the middle of game {n}; ignored", peer=core.peerNick, n=core.gameNumber)
+    core.observer.notice(
+        f"{core.peerNick} sent MSG09 although game {core.gameNumber} had already begun"
+        " (text MSG09: only the loser of the last game sends it); ignored"
+    )
+
+
+def _playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
+    problem = core.apply(position, byMe=False)
+    if problem is not None:
+        inputs._broken(problem)
+        return
+    core.decideAfterMove(inputs)
+
+
+def _restartOrBreak(inputs: Match, core: MatchCore, who: int) -> None:
+    """Inviter: a further MSG07. Follow it while game 1 is untouched, else the match ends."""
+    if core.gameNumber == 1 and core.untouched():
+        core.observer.notice(
+            f"{core.peerNick} sent MSG07 again before anyone moved (the original program does when it"
+            " answered our invitation twice); following the newest one"
+        )
+        core.restartGame(iStart=who == MatchStart.INVITER_STARTS)
+        core.decideAfterMove(inputs)
+        return
+    inputs._broken("a second MSG07 arrived after the game had begun (text MSG07: it is sent once, at the start)")
 
 
 def _buildMatch() -> TypeMachine[Match, MatchCore]:
     builder = TypeMachineBuilder(Match, MatchCore)
-    waiting = builder.state("waitingForStart")
+    connected = builder.state("connected")
+    waitingForStart = builder.state("waitingForStart", _awaitStart)
     judging = builder.state("judging")
     myTurn = builder.state("myTurn")
-    theirTurn = builder.state("theirTurn")
-    myNewGame = builder.state("myNewGame")
-    theirNewGame = builder.state("theirNewGame")
+    theirTurn = builder.state("theirTurn", _awaitPeer)
+    theirNewGame = builder.state("theirNewGame", _awaitPeer)
+    theirDrawStart = builder.state("theirDrawStart", _awaitDrawStart)
     finished = builder.state("finished")
 
+    plainStates = (connected, judging, myTurn, finished)
+    waitingStates = (waitingForStart, theirTurn, theirNewGame, theirDrawStart)
+
+    # -- nothing happens once finished; nothing but the start may be superseded ----
+
     for ignored in (
+        Match.begin,
+        Match.awaitStart,
+        Match.startReceived,
         Match.localMove,
         Match.remoteMove,
         Match.remoteNewGame,
         Match.remoteGiveUp,
+        Match.peerLeft,
         Match.localQuit,
         Match.connectionLost,
-        Match.startReceived,
-        Match.begin,
+        Match._broken,
     ):
         finished.upon(ignored).loop().returns(None)
+    for plain in plainStates:
+        plain.upon(Match.supersede).loop().returns(False)
+    for started in (theirTurn, theirNewGame, theirDrawStart):
+        started.upon(Match.supersede).loop().returns(False)
 
-    # -- the start: MSG07 ------------------------------------------------
+    # -- the start: MSG07 --------------------------------------------------------
 
-    @waiting.upon(Match.begin).to(judging)
+    @connected.upon(Match.begin).to(judging)
     def sendStart(inputs: Match, core: MatchCore) -> None:
-        who = core.random.choice((MatchStart.INVITEE_STARTS, MatchStart.INVITER_STARTS))
+        who = core.settings.chooseStart(core.random)
         core.send(MatchStart(who))
         core.newGame(iStart=(who == MatchStart.INVITEE_STARTS) == core.isInvitee)
         core.decideAfterMove(inputs)
 
-    @waiting.upon(Match.startReceived).to(judging)
-    def startReceived(inputs: Match, core: MatchCore, who: int) -> None:
-        if core.isInvitee:
-            inputs._broken("MSG07 came from the inviter (text MSG07: it is sent by the invitee)")
-            return
+    connected.upon(Match.awaitStart).to(waitingForStart).returns(None)
+
+    @waitingForStart.upon(Match.startReceived).to(judging)
+    def startReceived(inputs: Match, core: MatchCore, timers: _Timers, who: int) -> None:
+        timers.cancel()
         core.newGame(iStart=who == MatchStart.INVITER_STARTS)
         core.decideAfterMove(inputs)
 
-    @waiting.upon(Match.remoteMove).to(judging)
-    def moveBeforeStart(inputs: Match, core: MatchCore, position: int) -> None:
+    @waitingForStart.upon(Match.remoteMove).to(judging)
+    def moveBeforeStart(inputs: Match, core: MatchCore, timers: _Timers, position: int) -> None:
+        timers.cancel()
         inputs._broken("MSG08 arrived before MSG07 (text MSG07: the game starts with it)")
 
-    @waiting.upon(Match.remoteNewGame).to(judging)
-    def newGameBeforeStart(inputs: Match, core: MatchCore) -> None:
+    @waitingForStart.upon(Match.remoteNewGame).to(judging)
+    def newGameBeforeStart(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
         inputs._broken("MSG09 arrived before MSG07 (text MSG07: the game starts with it)")
 
-    waiting.upon(Match.localMove).loop().returns(None)
+    @waitingForStart.upon(Match.localMove).loop()
+    def moveBeforeStartLocal(inputs: Match, core: MatchCore, timers: _Timers, position: int) -> None:
+        core.observer.notice(f"the game has not started yet: waiting for {core.peerNick}'s MSG07")
 
-    # -- decisions ---------------------------------------------------------
+    @waitingForStart.upon(Match.supersede).to(finished)
+    def superseded(inputs: Match, core: MatchCore, timers: _Timers) -> bool:
+        timers.cancel()
+        core.log.info("match connection to {peer} superseded by a newer one", peer=core.peerNick)
+        return True
+
+    # -- decisions ---------------------------------------------------------------
 
     @judging.upon(Match._myTurn).to(myTurn)
     def promptMe(inputs: Match, core: MatchCore) -> None:
@@ -271,14 +458,20 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
 
     judging.upon(Match._theirTurn).to(theirTurn).returns(None)
 
-    @judging.upon(Match._iStartNext).to(myNewGame)
-    def promptNewGame(inputs: Match, core: MatchCore) -> None:
-        core.observer.notice(f"you start game {core.gameNumber + 1}")
-        core.observer.yourTurn(TICTACTOE.initial())
+    @judging.upon(Match._iStartNext).to(myTurn)
+    def startNextGame(inputs: Match, core: MatchCore) -> None:
+        core.send(NewGame())
+        core.newGame(iStart=True)
+        core.observer.notice(f"you start game {core.gameNumber} (MSG09 sent)")
+        core.observer.yourTurn(core.board)
 
     @judging.upon(Match._theyStartNext).to(theirNewGame)
     def awaitNewGame(inputs: Match, core: MatchCore) -> None:
         core.observer.notice(f"{core.peerNick} starts game {core.gameNumber + 1}")
+
+    @judging.upon(Match._theyStartAfterDraw).to(theirDrawStart)
+    def awaitDrawStart(inputs: Match, core: MatchCore) -> None:
+        core.observer.notice(f"{core.peerNick} starts game {core.gameNumber + 1} (after a draw, who did not start)")
 
     @judging.upon(Match._seriesOver).to(finished)
     def seriesOver(inputs: Match, core: MatchCore) -> None:
@@ -291,7 +484,9 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         core.observer.matchEnded(f"{core.peerNick} broke a rule: {rule}")
         core.close()
 
-    # -- playing -------------------------------------------------------------
+    judging.upon(Match.localMove).loop().returns(None)
+
+    # -- our turn -----------------------------------------------------------------
 
     @myTurn.upon(Match.localMove).to(judging)
     def playMine(inputs: Match, core: MatchCore, position: int) -> None:
@@ -303,94 +498,164 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         core.send(Move(position))
         core.decideAfterMove(inputs)
 
-    @theirTurn.upon(Match.remoteMove).to(judging)
-    def playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
-        problem = core.apply(position, byMe=False)
-        if problem is not None:
-            inputs._broken(problem)
-            return
-        core.decideAfterMove(inputs)
-
     @myTurn.upon(Match.remoteMove).to(judging)
     def outOfTurn(inputs: Match, core: MatchCore, position: int) -> None:
-        if core.board.moveCount == 0 and core.gameNumber == 1:
-            # MSG07 gave us the first move, but the peer moved at once (the
-            # reference inviter ignores MSG07 1): nothing is on the board yet,
-            # so following it keeps one well-defined game.
+        if core.untouched():
+            # The game is ours to start, but the peer moved first: the
+            # original inviter ignores MSG07 1, and the original moves first
+            # after winning or after a draw it started. Nothing is on the
+            # board yet, so following it keeps one well-defined game.
             core.observer.notice(
-                f"{core.peerNick} made the first move although MSG07 gave it to us (text MSG07); following it"
+                f"{core.peerNick} made the first move of game {core.gameNumber} although it was ours"
+                " (text MSG07/MSG09); following it"
             )
-            core.iStarted = False
-            playTheirs(inputs, core, position)
+            core.restartGame(iStart=False)
+            _playTheirs(inputs, core, position)
             return
         inputs._broken(f"MSG08 {position} arrived out of turn (text MSG08: only the player who has the turn moves)")
 
-    @myNewGame.upon(Match.remoteMove).to(judging)
-    def theyStartedAnyway(inputs: Match, core: MatchCore, position: int) -> None:
-        core.observer.notice(
-            f"{core.peerNick} started game {core.gameNumber + 1} without MSG09 although it was ours to start"
-            " (text MSG09: the loser, or after a draw the non-starter, starts); following it"
-        )
-        core.newGame(iStart=False)
-        playTheirs(inputs, core, position)
-
-    @theirTurn.upon(Match.localMove).loop()
-    @theirNewGame.upon(Match.localMove).loop()
-    def notMyTurn(inputs: Match, core: MatchCore, position: int) -> None:
-        core.observer.notice(f"not your turn: waiting for {core.peerNick}")
-
-    @myTurn.upon(Match.remoteNewGame).loop()
-    @theirTurn.upon(Match.remoteNewGame).loop()
-    def strayNewGame(inputs: Match, core: MatchCore) -> None:
-        core.log.info("{peer} sent MSG09 in the middle of game {n}; ignored", peer=core.peerNick, n=core.gameNumber)
-        core.observer.notice(
-            f"{core.peerNick} sent MSG09 although game {core.gameNumber} had already begun"
-            " (text MSG09: only the loser of the last game sends it); ignored"
-        )
-
-    # -- between games -------------------------------------------------------
-
-    @myNewGame.upon(Match.localMove).to(judging)
-    def startMine(inputs: Match, core: MatchCore, position: int) -> None:
-        if not 1 <= position <= 9:
-            core.observer.notice(f"not played: position {position} is not on the board (1 to 9)")
-            inputs._iStartNext()
+    @myTurn.upon(Match.remoteNewGame).to(judging)
+    def newGameOnMyTurn(inputs: Match, core: MatchCore) -> None:
+        if core.gameNumber > 1 and core.untouched():
+            core.observer.notice(
+                f"{core.peerNick} sent MSG09 although it is our turn to start game {core.gameNumber}"
+                " (text MSG09: the loser, or after a draw the non-starter, sends it); following it"
+            )
+            core.restartGame(iStart=False)
+            inputs._theirTurn()
             return
-        core.send(NewGame())
-        core.newGame(iStart=True)
-        playMine(inputs, core, position)
+        _strayNewGame(core)
+        inputs._myTurn()
 
-    judging.upon(Match.localMove).loop().returns(None)
+    @myTurn.upon(Match.startReceived).to(judging)
+    def startOnMyTurn(inputs: Match, core: MatchCore, who: int) -> None:
+        if core.isInvitee:
+            _ignoreInviterStart(core, who)
+            inputs._myTurn()
+            return
+        _restartOrBreak(inputs, core, who)
 
-    @myNewGame.upon(Match.remoteNewGame).to(theirTurn)
-    def yieldStart(inputs: Match, core: MatchCore) -> None:
-        core.observer.notice(
-            f"{core.peerNick} sent MSG09 although it is our turn to start"
-            " (text MSG09: the loser, or after a draw the non-starter, sends it); following it"
-        )
-        core.newGame(iStart=False)
+    # -- their turn ----------------------------------------------------------------
+
+    @theirTurn.upon(Match.remoteMove).to(judging)
+    def playTheirs(inputs: Match, core: MatchCore, timers: _Timers, position: int) -> None:
+        timers.cancel()
+        _playTheirs(inputs, core, position)
+
+    @theirTurn.upon(Match.startReceived).to(judging)
+    def startOnTheirTurn(inputs: Match, core: MatchCore, timers: _Timers, who: int) -> None:
+        timers.cancel()
+        if core.isInvitee:
+            _ignoreInviterStart(core, who)
+            inputs._theirTurn()
+            return
+        _restartOrBreak(inputs, core, who)
+
+    # -- between games ------------------------------------------------------------
 
     @theirNewGame.upon(Match.remoteNewGame).to(theirTurn)
-    def theyStart(inputs: Match, core: MatchCore) -> None:
+    @theirDrawStart.upon(Match.remoteNewGame).to(theirTurn)
+    def theyStart(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
         core.newGame(iStart=False)
 
     @theirNewGame.upon(Match.remoteMove).to(judging)
-    def implicitNewGame(inputs: Match, core: MatchCore, position: int) -> None:
+    @theirDrawStart.upon(Match.remoteMove).to(judging)
+    def implicitNewGame(inputs: Match, core: MatchCore, timers: _Timers, position: int) -> None:
+        timers.cancel()
         core.observer.notice(f"{core.peerNick} moved without sending MSG09 first (text MSG09); accepted")
         core.newGame(iStart=False)
-        playTheirs(inputs, core, position)
+        _playTheirs(inputs, core, position)
 
-    # -- endings -------------------------------------------------------------
+    @theirDrawStart.upon(Match._graceOver).to(myTurn)
+    def startAfterSilentDraw(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
+        core.send(NewGame())
+        core.newGame(iStart=True)
+        core.observer.notice(
+            f"{core.peerNick} did not start game {core.gameNumber} within {core.settings.drawGrace:g} s after the"
+            " draw (the original program never does); you start it (MSG09 sent)"
+        )
+        core.observer.yourTurn(core.board)
 
-    active = (waiting, myTurn, theirTurn, myNewGame, theirNewGame)
-    for state in active:
-        state.upon(Match.remoteGiveUp).to(finished)(peerGaveUp)
-        state.upon(Match.localQuit).to(finished)(giveUp)
-        state.upon(Match.connectionLost).to(finished)(lost)
-    for state in (myTurn, theirTurn, myNewGame, theirNewGame):
-        state.upon(Match.startReceived).to(judging)(secondStart)
+    @theirNewGame.upon(Match.startReceived).loop()
+    @theirDrawStart.upon(Match.startReceived).loop()
+    def startBetweenGames(inputs: Match, core: MatchCore, timers: _Timers, who: int) -> None:
+        core.observer.notice(
+            f"{core.peerNick} sent MSG07 {who} between games (text MSG07: once, at the start); ignored"
+        )
 
-    finished.upon(Match._broken).loop().returns(None)
+    # -- while waiting for the peer --------------------------------------------------
+
+    for waitingForPeer in (theirTurn, theirNewGame, theirDrawStart):
+
+        @waitingForPeer.upon(Match.localMove).loop()
+        def notMyTurn(inputs: Match, core: MatchCore, timers: _Timers, position: int) -> None:
+            _notYourTurn(core)
+
+    @theirTurn.upon(Match.remoteNewGame).loop()
+    def strayNewGame(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        _strayNewGame(core)
+
+    @theirTurn.upon(Match._stillWaiting).loop()
+    @theirNewGame.upon(Match._stillWaiting).loop()
+    def stillWaiting(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        what = "a move" if core.board.outcome is None else f"the start of game {core.gameNumber + 1} (MSG09)"
+        core.observer.notice(
+            f"still waiting for {what} from {core.peerNick} ({core.settings.peer / 2:g} s);"
+            f" velhanet gives up the match after {core.settings.peer:g} s (--peer-timeout)"
+        )
+
+    @waitingForStart.upon(Match._silent).to(finished)
+    def noStart(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
+        core.log.warn("no MSG07 from {peer} within {s} s", peer=core.peerNick, s=core.settings.start)
+        core.giveUp(
+            f"{core.peerNick} sent no MSG07 within {core.settings.start:g} s of our connection"
+            " (text MSG07: the invitee sends it once the inviter has connected); match given up (MSG10 sent)"
+        )
+
+    @theirTurn.upon(Match._silent).to(finished)
+    @theirNewGame.upon(Match._silent).to(finished)
+    def silentPeer(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
+        what = "no move" if core.board.outcome is None else "no MSG09"
+        core.log.warn("{peer} silent for {s} s; giving up", peer=core.peerNick, s=core.settings.peer)
+        core.giveUp(
+            f"{core.peerNick} sent {what} for {core.settings.peer:g} s; match given up (MSG10 sent)"
+            " (--peer-timeout to wait longer)"
+        )
+
+    # -- endings ----------------------------------------------------------------------
+
+    for active in (connected, myTurn):
+        active.upon(Match.remoteGiveUp).to(finished)(_peerGaveUp)
+        active.upon(Match.peerLeft).to(finished)(_peerLeft)
+        active.upon(Match.localQuit).to(finished)(_quit)
+        active.upon(Match.connectionLost).to(finished)(_lost)
+
+    def peerGaveUp(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
+        _peerGaveUp(inputs, core)
+
+    def peerLeft(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
+        _peerLeft(inputs, core)
+
+    def giveUp(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
+        _quit(inputs, core)
+
+    def lost(inputs: Match, core: MatchCore, timers: _Timers, reason: str) -> None:
+        timers.cancel()
+        _lost(inputs, core, reason)
+
+    for waiting in waitingStates:
+        waiting.upon(Match.remoteGiveUp).to(finished)(peerGaveUp)
+        waiting.upon(Match.peerLeft).to(finished)(peerLeft)
+        waiting.upon(Match.localQuit).to(finished)(giveUp)
+        waiting.upon(Match.connectionLost).to(finished)(lost)
+
     return builder.build()
 
 

@@ -16,6 +16,7 @@ from twisted.python.components import Componentized
 
 from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
 from velhanet.velha.lobby import Lobby, Tracer, noTrace
+from velhanet.velha.match import MatchSettings
 from velhanet.velha.protocol import ReactorTcpNetwork, VelhaDatagramProtocol
 
 SIOCGIFBRDADDR = 0x8919
@@ -89,6 +90,9 @@ class VelhaService(MultiService):
             acceptPolicy=options["accept"],
             autoInvite=options["invite"],
             trace=trace if options["trace"] else noTrace,
+            settings=MatchSettings(
+                peer=options["peer-timeout"], drawGrace=options["draw-grace"], first=options["first"]
+            ),
         )
         datagrams.lobby = self.lobby
         frontEnd.attach(self.lobby)

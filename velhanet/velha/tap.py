@@ -8,6 +8,7 @@ from twisted.python import usage
 
 from velhanet.velha import wire
 from velhanet.velha.lobby import PROTOCOL_PORT
+from velhanet.velha.match import DRAW_GRACE, PEER_TIMEOUT
 from velhanet.velha.service import makeService as _makeService
 
 
@@ -30,7 +31,27 @@ class Options(usage.Options):
         ["invite", None, None, "invite NICK as soon as it is seen online"],
         ["accept", None, None, "answer invitations: ask, always or never (default ask; always with --bot)"],
         ["move-delay", None, 0.5, "seconds the bot waits before each move", float],
-        ["seed", None, None, "seed for the bot and for MSG07 (replayable games)", int],
+        [
+            "peer-timeout",
+            None,
+            PEER_TIMEOUT,
+            "seconds a match waits for the peer's move or MSG09 before giving up with MSG10 (0: forever)",
+            float,
+        ],
+        [
+            "draw-grace",
+            None,
+            DRAW_GRACE,
+            "seconds to wait after a draw we started for the peer to start the next game before we do",
+            float,
+        ],
+        [
+            "first",
+            None,
+            "inviter",
+            "who starts game 1 when we are invited (our MSG07): inviter, invitee or random",
+        ],
+        ["seed", None, None, "seed for the bot and for a random MSG07 (replayable games)", int],
         ["log-file", None, None, "console mode: where the log goes (default velha-NICK.log; '-' = twistd's)"],
     ]
 
@@ -45,14 +66,17 @@ class Options(usage.Options):
             self["accept"] = "always" if self["bot"] else "ask"
         if self["accept"] not in ("ask", "always", "never"):
             raise usage.UsageError("--accept must be ask, always or never")
+        if self["first"] not in ("inviter", "invitee", "random"):
+            raise usage.UsageError("--first must be inviter, invitee or random")
         if not 1 <= self["port"] <= 65535:
             raise usage.UsageError("--port must be 1..65535")
         announce = self["announce"]
         self["announce"] = [a.strip() for a in announce.split(",") if a.strip()] if announce else []
         if self["log-file"] is None:
             self["log-file"] = f"velha-{self['nick']}.log"
-        if self["move-delay"] < 0:
-            raise usage.UsageError("--move-delay must not be negative")
+        for name in ("move-delay", "peer-timeout", "draw-grace"):
+            if self[name] < 0:
+                raise usage.UsageError(f"--{name} must not be negative")
 
 
 def makeService(options: Any) -> Any:

@@ -42,13 +42,15 @@ class MalformedMessage(ValueError):
 
 
 def checkNick(nick: str) -> str:
-    """Return ``nick`` if velhanet may send it (1–20 printable ASCII, no ``|``), else raise ValueError."""
+    """Return ``nick`` if velhanet may send it (1–20 printable ASCII, no ``|``, no outer spaces), else ValueError."""
     if not 1 <= len(nick) <= MAX_NICK_LENGTH:
         raise ValueError(f"nick {nick!r} must be 1 to {MAX_NICK_LENGTH} characters long")
     if not (nick.isascii() and nick.isprintable()):
         raise ValueError(f"nick {nick!r} must be printable ASCII")
     if "|" in nick:
         raise ValueError(f"nick {nick!r} must not contain '|' (it separates fields in MSG05)")
+    if nick != nick.strip():
+        raise ValueError(f"nick {nick!r} must not begin or end with a space (receivers strip datagram padding)")
     return nick
 
 

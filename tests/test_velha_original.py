@@ -1,0 +1,375 @@
+"""velhanet against a scripted stand-in of the original Java program (situations A–G of
+the interop report), and the ways out of every waiting state."""
+
+from __future__ import annotations
+
+import random
+
+from twisted.internet.protocol import Protocol, ServerFactory
+from twisted.internet.testing import StringTransport
+from twisted.python import usage
+from twisted.trial.unittest import SynchronousTestCase
+
+from velhanet.velha import wire
+from velhanet.velha.frontends import ConsoleFrontEnd
+from velhanet.velha.lobby import Lobby
+from velhanet.velha.match import MatchCore, MatchMachine
+from velhanet.velha.tap import Options
+
+from .velha_harness import BotRecorder, FakeLan, Recorder
+from .velha_original import OriginalProgram, onlyKinds
+
+VELHA, JAVA, THIRD = "10.0.0.1", "10.0.0.2", "10.0.0.3"
+
+
+class Scenario(SynchronousTestCase):
+    """velhanet's bot 'Bo' and the original 'javaP' on one in-memory LAN."""
+
+    def setUp(self) -> None:
+        self.lan = FakeLan()
+        self.bo = BotRecorder(self.lan.clock, seed=5)
+        self.velha = self.lan.addPeer("Bo", VELHA, self.bo, announceTargets=["255.255.255.255"], acceptPolicy="always")
+
+    def original(self, **kwargs: object) -> OriginalProgram:
+        java = OriginalProgram(self.lan, "javaP", JAVA, **kwargs)  # type: ignore[arg-type]
+        self.velha.datagramReceived(b"01010javaP", JAVA)  # its MSG01 at start; Bo answers MSG02
+        self.lan.run(0.1)
+        return java
+
+    def boEvents(self, kind: str) -> list[tuple[object, ...]]:
+        return [event for event in self.bo.events if event[0] == kind]
+
+    def notices(self) -> list[str]:
+        return [str(event[1]) for event in self.boEvents("notice")]
+
+    def assertBackInLobby(self) -> None:
+        """Nothing of the match or the handshakes is left on velhanet's side, and it accepts again."""
+        self.lan.run(70, step=0.05)
+        self.assertIsNone(self.velha.matchProtocol)
+        self.assertEqual(self.velha.supersededProtocols, [])
+        self.assertEqual((self.velha.inviters, self.velha.invitees), ({}, {}))
+        self.assertFalse(self.velha.busy())
+        self.assertEqual([port for port in self.lan.openListeners() if port.host == VELHA], [])
+
+    def velhaWire(self) -> list[str]:
+        """Every datagram velhanet sent, decoded to text."""
+        return [raw.decode() for source, _, raw in self.lan.log if source == VELHA]
+
+
+class SlowAcceptTests(Scenario):
+    """A: velhanet invites; the Java user clicks 'Sim' late."""
+
+    def test_twelveSecondAcceptOneDialog(self) -> None:
+        java = self.original(clickDelay=12)
+        self.velha.invite("javaP")
+        self.lan.run(120, step=0.05)
+        self.assertEqual(java.dialogs, 1)
+        self.assertEqual(len(onlyKinds(self.velhaWire(), 4)), 1)
+        self.assertEqual(len(self.boEvents("seriesOver")), 1)
+        self.assertIn("series starts, my turn: False", java.events)
+        self.assertBackInLobby()
+
+    def test_secondDialogMovesTheMatchToTheNewPort(self) -> None:
+        """After 15 s velhanet resends MSG04; the original answers twice and waits on the newer port."""
+        java = self.original(clickDelay=17)
+        self.velha.invite("javaP")
+        self.lan.run(200, step=0.05)
+        self.assertEqual(java.dialogs, 2)
+        ports = {text for text in java.sent if text.startswith("05")}
+        self.assertEqual(len(ports), 2)
+        self.assertEqual(len(self.lan.pumps), 2)  # one connection per port
+        self.assertTrue(any("opened a new port" in n for n in self.notices()))
+        self.assertEqual(len(self.boEvents("seriesOver")), 1)
+        self.assertEqual(self.boEvents("ended"), [])
+        self.assertBackInLobby()
+
+    def test_noMsg07IsReportedAndEndsTheMatch(self) -> None:
+        """An invitee that accepts the connection but never sends MSG07: MSG10 after 30 s, free again."""
+        received: list[bytes] = []
+
+        class Mute(Protocol):
+            def dataReceived(self, data: bytes) -> None:
+                received.append(data)
+
+        port = self.lan.network(JAVA).listen(ServerFactory.forProtocol(Mute))
+        self.velha.datagramReceived(b"02010javaP", JAVA)
+        self.velha.invite("javaP")
+        self.lan.run(0.5)
+        self.velha.datagramReceived(wire.encode(wire.InviteAnswer("javaP", port.portNumber)), JAVA)
+        self.lan.run(29)
+        self.assertIsNotNone(self.velha.matchProtocol)
+        self.lan.run(2)
+        self.assertEqual(b"".join(received), b"10005\n")
+        ended = [str(e[1]) for e in self.boEvents("ended")]
+        self.assertTrue(ended and "sent no MSG07 within 30 s" in ended[0], ended)
+        self.assertIsNone(self.velha.matchProtocol)
+        # A stuck match never makes velhanet refuse: a new invitation is accepted.
+        self.velha.datagramReceived(b"04008Ana", THIRD)
+        self.lan.run(1)
+        answers = self.lan.sent(VELHA, wire.InviteAnswer)
+        self.assertEqual(len(answers), 1)
+        self.assertNotEqual(answers[0].port, 0)  # type: ignore[attr-defined]
+
+
+class DrawTests(Scenario):
+    """B: the original never sends MSG09 after a draw; five draws must still end the series."""
+
+    def fiveDraws(self, velhaInvites: bool) -> OriginalProgram:
+        java = self.original(strategy="perfect", msg07=1)
+        if velhaInvites:
+            self.velha.invite("javaP")
+        else:
+            java.invite("Bo", VELHA)
+        self.lan.run(300, step=0.05)
+        results = [event[1] for event in self.boEvents("gameOver")]
+        self.assertEqual(results, ["draw"] * 5)
+        self.assertEqual(self.boEvents("seriesOver"), [("seriesOver", "draw", (0, 0))])
+        self.assertEqual(java.results, ["draw"] * 5)
+        self.assertIn("series over", java.events)
+        self.assertNotIn("09005", java.sent)  # the original never sent MSG09
+        return java
+
+    def test_fiveDrawsAsInvitee(self) -> None:
+        self.fiveDraws(velhaInvites=False)
+        self.assertTrue(any("did not start game" in n for n in self.notices()))
+        self.assertBackInLobby()
+
+    def test_fiveDrawsAsInviter(self) -> None:
+        self.fiveDraws(velhaInvites=True)
+        self.assertBackInLobby()
+
+    def test_graceIsAnOption(self) -> None:
+        self.velha.settings.drawGrace = 1.0
+        java = self.original(strategy="perfect")
+        java.invite("Bo", VELHA)
+        self.lan.run(120, step=0.05)
+        self.assertTrue(any("within 1 s after the draw" in n for n in self.notices()))
+
+
+class BusyRefusalTests(Scenario):
+    """C: the original refuses a busy invitation with the inviter's nick."""
+
+    def test_refusalWithOurNickIsADecline(self) -> None:
+        java = self.original()
+        java.playing = True
+        self.velha.invite("javaP")
+        self.lan.run(1)
+        self.assertIn("05009Bo|0", java.sent)
+        self.assertIn(("invite", "javaP", "declined"), self.bo.events)
+        self.assertTrue(any("carried our nick" in n for n in self.notices()))
+        self.assertBackInLobby()
+
+    def test_nickDifferingOnlyInCaseIsAnotherPlayer(self) -> None:
+        other = Recorder()
+        self.lan.addPeer("bo", THIRD, other, announceTargets=[VELHA]).start()
+        self.lan.run(0.5)
+        self.assertIn("bo", self.velha.roster)
+        self.assertIn(("online", "bo", THIRD), self.bo.events)
+
+
+class SecondMsg07Tests(Scenario):
+    """D: an original that was once invitee sends a MSG07 of its own when it invites."""
+
+    def test_invitedByAnOriginalThatWasInvitee(self) -> None:
+        java = self.original()
+        self.velha.invite("javaP")
+        self.lan.run(120, step=0.05)
+        self.assertEqual(len(self.boEvents("seriesOver")), 1)
+        self.lan.run(40, step=0.05)
+        sentBefore = len(java.sent)
+        java.invite("Bo", VELHA)
+        self.lan.run(120, step=0.05)
+        self.assertTrue(any(text.startswith("07") for text in java.sent[sentBefore:]))
+        self.assertTrue(any("sent a MSG07 of its own" in n for n in self.notices()))
+        self.assertEqual(len(self.boEvents("seriesOver")), 2)
+        self.assertFalse(any("broke a rule" in str(e[1]) for e in self.boEvents("ended")))
+        self.assertBackInLobby()
+
+
+class PacingTests(Scenario):
+    """E: answers the original cannot take at once."""
+
+    def test_refusalReachesAFreshOriginal(self) -> None:
+        self.velha.acceptPolicy = "never"
+        java = self.original(flagLag=0.05)
+        java.invite("Bo", VELHA)
+        self.lan.run(2)
+        self.assertIn("Bo recusou o convite.", java.events)
+
+    def test_busyRefusalReachesAFreshOriginal(self) -> None:
+        carla = BotRecorder(self.lan.clock, seed=9)
+        self.lan.addPeer("Cy", THIRD, carla, announceTargets=[VELHA], acceptPolicy="always")
+        self.velha.datagramReceived(b"02007Cy", THIRD)
+        self.velha.invite("Cy")
+        self.lan.run(2)
+        self.assertTrue(self.velha.busy())
+        java = self.original(flagLag=0.05)
+        java.invite("Bo", VELHA)
+        self.lan.run(2)
+        self.assertIn("Bo recusou o convite.", java.events)
+
+    def test_connectionAfterTheOriginalIsReady(self) -> None:
+        """MSG06 first, the connection 0.2 s later: one MSG07, and no 30 s timeout ends the match on its side."""
+        java = self.original(flagLag=0.05)
+        self.velha.invite("javaP")
+        self.lan.run(150, step=0.05)
+        self.assertEqual(len([text for text in java.sent if text.startswith("07")]), 1)
+        self.assertNotIn("TIMEOUT: aguardando conexão remota.", java.events)
+        self.assertEqual(len(self.boEvents("seriesOver")), 1)
+        self.assertBackInLobby()
+
+
+class DiscoveryTests(Scenario):
+    """F: the original hears no broadcast; velhanet keeps it in the roster anyway."""
+
+    def test_originalStaysInRoster(self) -> None:
+        self.original()
+        self.velha.start()
+        self.lan.run(400, step=0.1)
+        self.assertIn("javaP", self.velha.roster)
+        hellos = [d for d in self.lan.log if d[0] == VELHA and d[1] == JAVA and d[2].startswith(b"01")]
+        self.assertEqual(len(hellos), 3)  # at 0, 180 and 360 s: never more often than the text allows
+        self.assertFalse(any(e[0] == "offline" for e in self.bo.events))
+
+
+class QuitTests(Scenario):
+    def test_originalQuitsMidGame(self) -> None:
+        java = self.original(moveDelay=2)
+        self.velha.invite("javaP")
+        self.lan.run(3)
+        self.assertIsNotNone(self.velha.matchProtocol)
+        java.quit()
+        self.lan.run(1)
+        ended = [str(e[1]) for e in self.boEvents("ended")]
+        self.assertEqual(len(ended), 1)
+        self.assertTrue("left (MSG03)" in ended[0] or "connection to javaP was lost" in ended[0], ended)
+        self.assertBackInLobby()
+
+
+class SilentPeerTests(SynchronousTestCase):
+    """Every waiting state of the match has a way out."""
+
+    def setUp(self) -> None:
+        self.lan = FakeLan()
+        self.ana, self.bo = Recorder(), BotRecorder(self.lan.clock, seed=1)
+        self.a = self.lan.addPeer("Ana", "10.0.0.1", self.ana, announceTargets=[])
+        self.b = self.lan.addPeer("Bo", "10.0.0.2", self.bo, announceTargets=[], acceptPolicy="always")
+        self.a.datagramReceived(b"02007Bo", "10.0.0.2")
+
+    def test_noMoveFromPeer(self) -> None:
+        """Ana (a recorder that never plays) falls silent: Bo warns at 60 s and gives up at 120 s."""
+        self.a.invite("Bo")
+        self.lan.run(2)
+        self.assertIsNotNone(self.b.matchProtocol)
+        self.lan.run(200, step=0.05)
+        notices = [str(e[1]) for e in self.bo.events if e[0] == "notice"]
+        self.assertTrue(any("still waiting for" in n and "Ana" in n for n in notices), notices)
+        ended = [str(e[1]) for e in self.bo.events if e[0] == "ended"]
+        self.assertTrue(any("for 120 s; match given up (MSG10 sent)" in e for e in ended), ended)
+        self.assertTrue(any("gave up (MSG10)" in str(e[1]) for e in self.ana.events if e[0] == "ended"))
+        self.assertIsNone(self.b.matchProtocol)
+        self.assertIsNone(self.a.matchProtocol)
+
+    def test_peerTimeoutZeroWaitsForever(self) -> None:
+        self.b.settings.peer = 0
+        self.a.invite("Bo")
+        self.lan.run(1000, step=0.5)
+        self.assertIsNotNone(self.b.matchProtocol)
+
+
+class InsideVelhanetTests(SynchronousTestCase):
+    """G: what was found reading the code and at the console."""
+
+    def test_cancelWhileConnecting(self) -> None:
+        lan = FakeLan(connectLatency=1.0)
+        ana, cy = Recorder(), Recorder()
+        a = lan.addPeer("Ana", "10.0.0.1", ana, announceTargets=["10.0.0.3"])
+        lan.addPeer("Cy", "10.0.0.3", cy, announceTargets=[], acceptPolicy="always")
+        a.datagramReceived(b"02007Cy", "10.0.0.3")
+        a.invite("Cy")
+        lan.run(0.8)  # MSG05 arrived, MSG06 sent, the connect is under way
+        self.assertEqual(len(lan.sent("10.0.0.1", wire.InviteAck)), 1)
+        self.assertEqual(lan.pumps, [])
+        a.stop()
+        self.assertIn(wire.Goodbye("Ana"), lan.sent("10.0.0.1", wire.Goodbye))
+        lan.run(40)
+        self.assertEqual(lan.pumps, [])
+        self.assertEqual(a.inviters, {})
+        a.datagramReceived(b"02007Cy", "10.0.0.3")
+
+    def test_connectingStateHoldsUntilTheConnection(self) -> None:
+        lan = FakeLan(connectLatency=1.0)
+        ana, cy = BotRecorder(lan.clock, seed=1), BotRecorder(lan.clock, seed=2)
+        a = lan.addPeer("Ana", "10.0.0.1", ana, announceTargets=[])
+        lan.addPeer("Cy", "10.0.0.3", cy, announceTargets=[], acceptPolicy="always")
+        a.datagramReceived(b"02007Cy", "10.0.0.3")
+        a.invite("Cy")
+        lan.run(1.2)
+        self.assertIsNone(a.matchProtocol)
+        self.assertTrue(a.busy())
+        lan.run(1)
+        self.assertIsNotNone(a.matchProtocol)
+
+    def test_newGamePromptShowsTheRightSymbol(self) -> None:
+        """The loser of game 1 starts game 2 as X, and the console says so before asking."""
+        from twisted.internet.task import Clock
+
+        console = ConsoleFrontEnd(exit=lambda: None)
+        lobby = Lobby("Bo", clock=Clock(), sendDatagram=lambda r, a: None, network=None, frontEnd=console)  # type: ignore[arg-type]
+        console.attach(lobby)
+        transport = StringTransport()
+        console.makeConnection(transport)
+        console.opponent = "Ana"
+        sent: list[wire.StreamMessage] = []
+        match = MatchMachine(
+            MatchCore(
+                isInvitee=False,
+                send=sent.append,
+                close=lambda: None,
+                observer=console,
+                peerNick="Ana",
+                clock=Clock(),
+                random=random.Random(0),
+            )
+        )
+        match.awaitStart()
+        match.startReceived(1)  # Ana (invitee) starts game 1 as X; we are O
+        for theirs, mine in ((1, 4), (2, 5)):
+            match.remoteMove(theirs)
+            match.localMove(mine)
+        transport.clear()
+        match.remoteMove(3)  # Ana wins; we start game 2
+        out = transport.value().decode()
+        self.assertIn("game 2: you start; you play X", out)
+        self.assertIn("your move (X)", out)
+        self.assertLess(out.index("you play X"), out.index("your move (X)"))
+        self.assertEqual(sent[-1], wire.NewGame())
+
+    def test_nickWithOuterSpaceRefused(self) -> None:
+        for nick in ("Bo ", " Bo"):
+            with self.assertRaises(usage.UsageError) as raised:
+                Options().parseOptions(["--nick", nick])
+            self.assertIn("must not begin or end with a space", str(raised.exception))
+
+    def test_redeclinedInvitationIsReported(self) -> None:
+        lan = FakeLan()
+        bo = Recorder()
+        b = lan.addPeer("Bo", "10.0.0.2", bo, announceTargets=[], acceptPolicy="never")
+        b.datagramReceived(b"04008Ana", "10.0.0.1")
+        lan.run(10)
+        b.datagramReceived(b"04008Ana", "10.0.0.1")
+        lan.run(1)
+        updates = [e for e in bo.events if e[0] == "invite"]
+        self.assertEqual([e[2] for e in updates], ["declined", "redeclined"])
+
+    def test_inviteWithoutNick(self) -> None:
+        from twisted.internet.task import Clock
+
+        console = ConsoleFrontEnd(exit=lambda: None)
+        lobby = Lobby("Bo", clock=Clock(), sendDatagram=lambda r, a: None, network=None, frontEnd=console)  # type: ignore[arg-type]
+        console.attach(lobby)
+        transport = StringTransport()
+        console.makeConnection(transport)
+        transport.clear()
+        console.dataReceived(b"invite\n")
+        self.assertIn("usage: invite NICK", transport.value().decode())
