@@ -1,12 +1,16 @@
 """A real ``socha==4.3.9`` player, driving ``GameClient`` directly (reference-behaviour-socha.md §5.2).
 
-    python tests/socha_player.py PORT [SEED] [--reservation CODE]
+    python tests/socha_player.py PORT [SEED] [--reservation CODE] [--think SECONDS]
 
-Prints RESULT <winner team> <regular> and exits 0 after <left/>.
+Prints RESULT <winner team> <regular> <reason> and exits 0 after <left/>.
+With ``--think`` the player spends that many seconds of its own measured
+time on every move (from the moment ``calculate_move`` is called) and prints
+``THOUGHT <ms>`` per move.
 """
 
 import random
 import sys
+import time
 
 from socha.api.networking.game_client import GameClient, IClientHandler
 
@@ -14,28 +18,36 @@ from socha.api.networking.game_client import GameClient, IClientHandler
 class Logic(IClientHandler):
     state = None
 
-    def __init__(self, seed):
+    def __init__(self, seed, think):
         self.rng = random.Random(seed)
+        self.think = think
 
     def on_update(self, state):
         self.state = state
 
     def calculate_move(self):
-        return self.rng.choice(self.state.possible_moves())
+        started = time.monotonic()
+        move = self.rng.choice(self.state.possible_moves())
+        if self.think:
+            time.sleep(max(0.0, started + self.think - time.monotonic()))
+            print("THOUGHT", round((time.monotonic() - started) * 1000), flush=True)
+        return move
 
     def on_game_over(self, result):
         winner = result.winner
-        print("RESULT", getattr(winner, "team", None), getattr(winner, "regular", None), flush=True)
+        fields = [getattr(winner, name, None) for name in ("team", "regular", "reason")]
+        print("RESULT", *fields, flush=True)
 
 
 def main():
     port = int(sys.argv[1])
     seed = int(sys.argv[2]) if len(sys.argv) > 2 and not sys.argv[2].startswith("-") else 0
     reservation = sys.argv[sys.argv.index("--reservation") + 1] if "--reservation" in sys.argv else None
+    think = float(sys.argv[sys.argv.index("--think") + 1]) if "--think" in sys.argv else 0.0
     client = GameClient(
         host="127.0.0.1",
         port=port,
-        handler=Logic(seed),
+        handler=Logic(seed, think),
         reservation=reservation,
         room_id=None,
         password=None,

@@ -16,9 +16,11 @@ from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from velhanet.games.piranhas import PiranhaMove
 from velhanet.socha.lobby import Lobby, SochaProtocol
-from velhanet.socha.room import HARD_TIMEOUT
+from velhanet.socha.room import HARD_TIMEOUT, PACKET_GAP
 from velhanet.socha.tap import Options
 from velhanet.socha.xml import XmlError, XmlStreamReader, render, tag
+
+from .socha_library import LibraryClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,24 +117,45 @@ class LobbyTests(SynchronousTestCase):
         self.lobby = Lobby(self.clock, password="secret")
 
     def game(self) -> tuple[Peer, Peer, str]:
+        """Two players joined, the first memento out and the first moveRequest just written."""
         one, two = Peer(self.lobby), Peer(self.lobby)
         one.send("<join/>")
         [joined] = one.messages()
         roomId = joined.get("roomId", "")
         two.send("<join/>")
+        self.gaps(3)
         return one, two, roomId
+
+    def gaps(self, count: int) -> None:
+        """Let ``count`` packet gaps pass, one at a time (a Clock runs calls at the advanced time)."""
+        for _ in range(count):
+            self.clock.advance(PACKET_GAP)
+
+    def play(self, player: Peer, roomId: str) -> None:
+        """Play the first legal move for ``player`` and let the next moveRequest go out."""
+        player.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        self.clock.advance(PACKET_GAP)
 
     def room(self, roomId: str):  # type: ignore[no-untyped-def]
         return self.lobby.rooms[roomId].core
 
     def test_joinFlow(self) -> None:
+        """Welcome, memento and moveRequest each in a write of its own, PACKET_GAP apart (as the official)."""
         one, two = Peer(self.lobby), Peer(self.lobby)
         one.send("<join/>")
         self.assertTrue(one.transport.value().startswith(b"<protocol>\n  <joined roomId="))
         self.assertEqual(one.classes(), ["joined"])
         two.send("<join/>")
-        self.assertEqual(one.classes(), ["welcomeMessage", "memento", "moveRequest"])
-        self.assertEqual(two.classes(), ["joined", "welcomeMessage", "memento"])
+        self.assertEqual(two.classes(), ["joined"])
+        self.clock.advance(PACKET_GAP)
+        self.assertEqual(one.classes(), ["welcomeMessage"])
+        self.assertEqual(two.classes(), ["welcomeMessage"])
+        self.clock.advance(PACKET_GAP)
+        self.assertEqual(one.classes(), ["memento"])
+        self.assertEqual(two.classes(), ["memento"])
+        self.clock.advance(PACKET_GAP)
+        self.assertEqual(one.classes(), ["moveRequest"])
+        self.assertEqual(two.classes(), [])
 
     def test_welcomeColours(self) -> None:
         one, two, roomId = self.game()
@@ -159,7 +182,9 @@ class LobbyTests(SynchronousTestCase):
         one.send(moveXml(roomId, move))
         self.assertEqual(one.classes(), ["memento"])
         messages = two.messages()
-        self.assertEqual([m.find("data").get("class") for m in messages], ["memento", "moveRequest"])  # type: ignore[union-attr]
+        self.assertEqual([m.find("data").get("class") for m in messages], ["memento"])  # type: ignore[union-attr]
+        self.clock.advance(PACKET_GAP)
+        self.assertEqual(two.classes(), ["moveRequest"])
         last = messages[0].find("data/state/lastMove")
         assert last is not None
         self.assertEqual(last.find("direction").text, move.direction.name)  # type: ignore[union-attr]
@@ -194,19 +219,24 @@ class LobbyTests(SynchronousTestCase):
         self.assertIn("ohne dazu aufgefordert", result.find("data/winner").get("reason"))  # type: ignore[union-attr]
 
     def test_softTimeout(self) -> None:
+        """The clock runs from the moveRequest's write; 2000 ms is in time, 2001 ms is late (whole ms)."""
         one, two, roomId = self.game()
-        one.messages()
-        self.clock.advance(2.5)
-        one.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
-        result = [m for m in one.messages() if m.tag == "room"][-1]
+        one.messages(), two.messages()
+        self.clock.advance(2.0)
+        self.play(one, roomId)
+        self.assertEqual(two.classes(), ["memento", "moveRequest"])
+        self.clock.advance(2.0015)
+        self.play(two, roomId)
+        result = [m for m in two.messages() if m.tag == "room"][-1]
         self.assertIn("laenger als 2 Sekunden", result.find("data/winner").get("reason"))  # type: ignore[union-attr]
+        self.assertEqual(result.find("data/winner").get("team"), "ONE")  # type: ignore[union-attr]
 
     def test_hardTimeout(self) -> None:
         one, two, roomId = self.game()
         one.messages(), two.messages()
         self.clock.advance(HARD_TIMEOUT)
         self.assertEqual(two.classes(), ["result", "left"])
-        self.assertEqual(self.clock.getDelayedCalls()[0].getTime(), HARD_TIMEOUT + 10)  # the close grace
+        self.assertEqual(self.clock.getDelayedCalls()[0].getTime(), 3 * PACKET_GAP + HARD_TIMEOUT + 10)  # close grace
         self.clock.advance(10)
         self.assertTrue(one.transport.disconnecting)  # the client did not close: the server does
 
@@ -215,7 +245,9 @@ class LobbyTests(SynchronousTestCase):
         one, two = Peer(lobby), Peer(lobby)
         one.send("<join/>")
         two.send("<join/>")
+        self.gaps(2)
         self.clock.advance(100)
+        self.assertEqual(self.clock.getDelayedCalls(), [])  # no hard timer without timeouts
         roomId = next(iter(lobby.rooms))
         one.messages()
         one.send(moveXml(roomId, lobby.rooms[roomId].core.state.legalMoves()[0]))
@@ -232,8 +264,7 @@ class LobbyTests(SynchronousTestCase):
 
     def test_leftThenClientClosesFirst(self) -> None:
         one, two, roomId = self.game()
-        room = self.lobby.rooms[roomId].core
-        room.finish(self.lobby.rooms[roomId].machine, None, None, "test")
+        self.lobby.rooms[roomId].machine.cancel()
         self.assertIn("left", one.classes())
         self.assertFalse(one.transport.disconnecting)
         one.protocol.connectionLost()
@@ -283,24 +314,31 @@ class LobbyTests(SynchronousTestCase):
         alice, bob = Peer(self.lobby), Peer(self.lobby)
         alice.send(f'<joinPrepared reservationCode="{codes[0]}"/>')
         bob.send(f'<joinPrepared reservationCode="{codes[1]}"/>')
+        self.gaps(1)
         self.assertEqual(alice.classes(), ["joined", "welcomeMessage"])  # paused: no memento yet
         self.assertEqual(bob.classes(), ["joined", "welcomeMessage"])
         self.assertEqual(admin.classes(), ["joinedGameRoom", "joinedGameRoom"])
         admin.send(f'<step roomId="{roomId}"/>')
+        self.gaps(2)
         self.assertEqual(alice.classes(), ["memento", "moveRequest"])
         self.assertEqual(admin.classes(), ["memento"])
         alice.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        self.clock.advance(PACKET_GAP)
         self.assertEqual(bob.classes(), ["memento", "memento"])  # no request: still paused
         self.assertEqual(alice.classes(), ["memento"])
         self.clock.advance(60)  # alice cannot time out; bob was not asked
         admin.send(f'<pause roomId="{roomId}" pause="false"/>')
         self.assertEqual(admin.classes(), ["memento", "paused"])
+        self.clock.advance(PACKET_GAP)
         self.assertEqual(bob.classes(), ["moveRequest"])
         admin.send(f'<cancel roomId="{roomId}"/>')
         self.assertEqual(alice.classes(), ["result", "left"])
-        result = next(m for m in admin.messages() if m.tag == "room")
+        finalPackets = admin.messages()
+        result = next(m for m in finalPackets if m.tag == "room")
         names = [p.get("name") for p in result.findall("data/scores/entry/player")]
         self.assertEqual(names, ["alice", "bob"])
+        self.assertEqual(finalPackets[-1].tag, "left")  # the observer gets <left/> too, as from the official
+        self.assertFalse(admin.transport.disconnecting)  # and stays connected
         admin.send(f'<step roomId="{roomId}"/>')
         self.assertIn("no room", admin.messages()[0].get("message", ""))
 
@@ -336,6 +374,7 @@ class LobbyTests(SynchronousTestCase):
         peers = [Peer(self.lobby) for _ in range(20)]
         for peer in peers:
             peer.send("<join/>")
+        self.gaps(3)
         self.assertEqual(len(self.lobby.rooms), 10)
         roomIds = {p.messages()[0].get("roomId") for p in peers}
         self.assertEqual(len(roomIds), 10)
@@ -349,8 +388,10 @@ class LobbyTests(SynchronousTestCase):
         two.send('<join gameType="velhanet_tictactoe"/>')
         roomId = one.messages()[0].get("roomId")
         two.messages()
+        self.gaps(3)
         for player, (x, y) in zip([one, two, one, two, one], [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)], strict=True):
             player.send(f'<room roomId="{roomId}"><data class="move"><place x="{x}" y="{y}"/></data></room>')
+            self.gaps(1)
         result = [m for m in one.messages() if m.tag == "room"][-1]
         self.assertEqual(result.find("data/winner").get("team"), "ONE")  # type: ignore[union-attr]
         self.assertEqual(result.find("data/winner").get("regular"), "true")  # type: ignore[union-attr]
@@ -393,4 +434,92 @@ class RealSochaPlayersTests(TestCase):
             self.assertEqual([p.returncode for p in players], [0, 0], outputs)
             for output in outputs:
                 self.assertIn("RESULT", output)
+        self.assertEqual(lobby.rooms, {})
+
+
+class LibraryTimingTests(SynchronousTestCase):
+    """Players that read like the ``socha`` library and think 1.85 s of their own time never time out."""
+
+    def setUp(self) -> None:
+        self.clock = Clock()
+        self.lobby = Lobby(self.clock)
+        self.clients: list[LibraryClient] = []
+        self.transports: list[StringTransport] = []
+        for _ in range(2):
+            protocol = self.lobby.buildProtocol(None)
+            transport = StringTransport()
+            protocol.makeConnection(transport)
+            client = LibraryClient(self.clock, protocol.dataReceived, self.chooseMove)
+            self.clients.append(client)
+            self.transports.append(transport)
+            protocol.dataReceived(b"<protocol><join/>\n")
+
+    def chooseMove(self, roomId: str) -> str:
+        move = self.lobby.rooms[roomId].core.state.legalMoves()[0]
+        return moveXml(roomId, move) + "\n"
+
+    def runFor(self, seconds: float) -> None:
+        """Time passes in 1 ms steps; what the server wrote reaches each client's socket at once."""
+        for _ in range(round(seconds / 0.001)):
+            for client, transport in zip(self.clients, self.transports, strict=True):
+                if transport.value():
+                    data = transport.value()
+                    transport.clear()
+                    client.deliver(data)
+            self.clock.advance(0.001)
+
+    def test_everyMoveStartsAtOnce(self) -> None:
+        self.runFor(12)
+        calls = [call for client in self.clients for call in client.moveCalls]
+        self.assertGreaterEqual(len(calls), 6)
+        for arrived, started in calls:
+            self.assertLess(started - arrived, 0.005)  # calculate_move runs as soon as the request arrives
+        for client in self.clients:
+            self.assertNotIn("result", client.handled)
+        self.assertEqual(self.clients[0].handled[:4], ["joined", "welcomeMessage", "memento", "moveRequest"])
+
+    def test_oneWriteCostsTheLibraryATenthPerMessage(self) -> None:
+        """Why the gap exists: welcome, memento and moveRequest in one write (gap 0) delay the first move."""
+        for room in self.lobby.rooms.values():
+            room.core.packetGap = 0.0
+        self.runFor(3)
+        [(arrived, started)] = self.clients[0].moveCalls[:1]
+        self.assertGreaterEqual(started - arrived, 2 * 0.1)
+        self.assertIn("result", self.clients[0].handled)  # 1.85 s + 0.2 s: the soft timeout
+
+
+class RealSlowPlayersTests(TestCase):
+    """Two real ``socha==4.3.9`` players that spend 1.85 s of their own time on every move
+    play a whole game with the 2 s limit on: velhanet's writes and clock cost them nothing."""
+
+    timeout = 300
+
+    @inlineCallbacks
+    def test_wholeGameWithoutTimeout(self):  # type: ignore[no-untyped-def]
+        lobby = Lobby(reactor)
+        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")
+        self.addCleanup(port.stopListening)
+        number = str(port.getHost().port)
+        players = [
+            subprocess.Popen(
+                [sys.executable, str(ROOT / "tests" / "socha_player.py"), number, str(seed), "--think", "1.85"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for seed in (7, 8)
+        ]
+        for process in players:
+            self.addCleanup(lambda p=process: p.poll() is None and p.kill())
+        while not all(p.poll() is not None for p in players):
+            yield deferLater(reactor, 0.2, lambda: None)
+        outputs = [p.stdout.read() if p.stdout else "" for p in players]
+        self.assertEqual([p.returncode for p in players], [0, 0], outputs)
+        for output in outputs:
+            results = [line for line in output.splitlines() if line.startswith("RESULT")]
+            self.assertEqual(len(results), 1, output)
+            self.assertIn(" True ", results[0] + " ", output)  # regular="true": nobody lost on time
+            thoughts = [int(line.split()[1]) for line in output.splitlines() if line.startswith("THOUGHT")]
+            self.assertGreaterEqual(len(thoughts), 10, output)
+            self.assertTrue(all(ms >= 1850 for ms in thoughts), thoughts)
         self.assertEqual(lobby.rooms, {})

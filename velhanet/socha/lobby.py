@@ -60,6 +60,11 @@ class SochaProtocol(Protocol):
 
     def connectionMade(self) -> None:
         assert self.transport is not None
+        # Every packet is its own write, and none may wait for the peer's
+        # delayed ACK (Nagle): the official server sets TCP_NODELAY too.
+        setNoDelay = getattr(self.transport, "setTcpNoDelay", None)
+        if setNoDelay is not None:
+            setNoDelay(True)
         peer = self.transport.getPeer()
         self.peer = f"{getattr(peer, 'host', '?')}:{getattr(peer, 'port', '?')}"
 
@@ -279,7 +284,10 @@ class Lobby(Factory):
             self.observers[room.core.roomId].append(client)
             client.sendPacket(tag("observed", {"roomId": room.core.roomId}))
         elif kind == "pause":
-            room.machine.pause(message.get("pause", "true").lower() == "true")
+            if message.get("pause", "true").lower() == "true":
+                room.machine.pause()
+            else:
+                room.machine.resume()
         elif kind == "step":
             room.machine.step()
         else:

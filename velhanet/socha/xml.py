@@ -153,6 +153,49 @@ def errorPacket(message: str, original: Element | None) -> Element:
     return tag("errorpacket", {"message": message}, *([] if original is None else [echo(original, "originalRequest")]))
 
 
+def resultElement(
+    fragments: tuple[tuple[str, str], ...],
+    players: list[tuple[str, str, list[int]]],
+    winner: str | None,
+    regular: bool,
+    reason: str,
+) -> Element:
+    """``<data class="result">``: the score definition, each player's parts, the winner.
+
+    ``fragments`` are (name, aggregation) of the score parts after the
+    victory points; ``players`` are (display name, team, parts) in team
+    order; ``winner`` is a team name or None for a draw.
+    """
+    definition = tag(
+        "definition",
+        None,
+        *(
+            tag(
+                "fragment",
+                {"name": name},
+                tag("aggregation", None, aggregation),
+                tag("relevantForRanking", None, "true"),
+            )
+            for name, aggregation in (("Siegpunkte", "SUM"), *fragments)
+        ),
+    )
+    scores = tag(
+        "scores",
+        None,
+        *(
+            tag(
+                "entry",
+                None,
+                tag("player", {"name": name or None, "team": team}),
+                tag("score", None, *(tag("part", None, str(part)) for part in parts)),
+            )
+            for name, team, parts in players
+        ),
+    )
+    verdict = tag("winner", {"team": winner, "regular": "true" if regular else "false", "reason": reason})
+    return tag("data", {"class": "result"}, definition, scores, verdict)
+
+
 def render(element: Element, level: int = 1) -> str:
     """XStream PrettyPrintWriter style: newline, 2-space indent, self-closing empty elements."""
     pad = "  " * level
