@@ -19,6 +19,8 @@ from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Messa
 from velhanet.games.chessgame import ChessRules, parseMove
 from velhanet.games.interfaces import IllegalMove
 
+from .gambit_original import OriginalServerFactory
+
 FOOLS_MATE = ["f2f3", "e7e5", "g2g4", "d8h4"]
 
 
@@ -136,9 +138,9 @@ class FakeClient:
 
 
 class ServerHarness:
-    def __init__(self, validate: bool = True) -> None:
+    def __init__(self, validate: bool = True, language: str = "en") -> None:
         self.clock = Clock()
-        self.factory = GambitServerFactory(self.clock, validate=validate)
+        self.factory = GambitServerFactory(self.clock, validate=validate, language=language)
         self.ports = iter(range(50000, 60000))
 
     def client(self) -> FakeClient:
@@ -161,11 +163,11 @@ class ServerTests(SynchronousTestCase):
         white, black = self.server.client(), self.server.client()
         white.send(Cmd=2, User="alice", Args="ignored")
         [ok] = white.received()
-        self.assertEqual((ok.cmd, ok.user), (Cmd.OK, "alice"))
+        self.assertEqual((ok.cmd, ok.user), (Cmd.OK, ""))  # text §1: server messages carry no user
         self.assertRegex(ok.args, r"^[0-9a-f]{4}$")
         black.send(cmd=3, user="bob", args=ok.args.upper())
-        self.assertEqual(black.received(), [Message(Cmd.OK, "bob", "alice")])
-        self.assertEqual(white.received(), [Message(Cmd.OK, "bob", "bob")])
+        self.assertEqual(black.received(), [Message(Cmd.OK, "", "alice")])
+        self.assertEqual(white.received(), [Message(Cmd.OK, "", "bob")])
 
     def test_joinRefusals(self) -> None:
         white, black, gameId = self.server.game()
@@ -200,7 +202,7 @@ class ServerTests(SynchronousTestCase):
     def test_moveRelayedUnchangedWithConnectionName(self) -> None:
         white, black, gameId = self.server.game()
         white.send(Cmd=4, User="mallory", Args=f"{gameId}:e2e4")
-        self.assertEqual(black.transport.value(), f'{{"Cmd":4,"User":"alice","Args":"{gameId}:e2e4"}}\n'.encode())
+        self.assertEqual(black.transport.value(), f'{{"Cmd":4,"User":"","Args":"{gameId}:e2e4"}}\n'.encode())
         self.assertEqual(white.received(), [])  # the server does not answer a move
 
     def test_turnAndLegality(self) -> None:
@@ -211,7 +213,7 @@ class ServerTests(SynchronousTestCase):
         self.assertIn("move refused: e2e5 is not legal here", white.received()[0].args)
         self.assertEqual(black.received(), [])
         white.send(cmd=4, user="alice", args="Nf3")
-        self.assertEqual(black.received(), [Message(Cmd.MOVE, "alice", "Nf3")])
+        self.assertEqual(black.received(), [Message(Cmd.MOVE, "", "Nf3")])
 
     def test_fenAndSanAccepted(self) -> None:
         white, black, gameId = self.server.game()
@@ -242,7 +244,7 @@ class ServerTests(SynchronousTestCase):
         white.received(), black.received()
         black.send(cmd=4, user="bob", args="d8h4")
         first = white.transport.value()
-        self.assertEqual(first, b'{"Cmd":4,"User":"bob","Args":"d8h4"}\n')
+        self.assertEqual(first, b'{"Cmd":4,"User":"","Args":"d8h4"}\n')
         self.server.clock.advance(0.009)
         self.assertEqual(white.transport.value(), first)
         self.server.clock.advance(0.002)
@@ -251,13 +253,13 @@ class ServerTests(SynchronousTestCase):
     def test_endRelayedToOpponent(self) -> None:
         white, black, gameId = self.server.game()
         black.send(cmd=5, user="bob", args="")
-        self.assertEqual(white.received(), [Message(Cmd.END, "bob", "alice ha ganado la partida")])
+        self.assertEqual(white.received(), [Message(Cmd.END, "", "alice ha ganado la partida")])
         self.assertNotIn(gameId, self.server.factory.games)
 
     def test_disconnectSendsEnd(self) -> None:
         white, black, gameId = self.server.game()
         white.protocol.connectionLost()
-        self.assertEqual(black.received(), [Message(Cmd.END, "alice", "El jugador alice ha abandonado la partida")])
+        self.assertEqual(black.received(), [Message(Cmd.END, "", "El jugador alice ha abandonado la partida")])
         self.assertEqual(self.server.factory.games, {})
 
     def test_creatorLeavesBeforeJoin(self) -> None:
@@ -270,16 +272,27 @@ class ServerTests(SynchronousTestCase):
     def test_drawExtension(self) -> None:
         white, black, gameId = self.server.game()
         white.send(cmd=6, user="alice", args="")
-        self.assertEqual(black.received(), [Message(Cmd.DRAW, "alice", "alice offers a draw")])
+        self.assertEqual(black.received(), [Message(Cmd.DRAW, "", "alice offers a draw")])
+        self.assertEqual(white.received(), [Message(Cmd.OK, "", "draw offered to bob")])  # the server took it
         black.send(cmd=6, user="bob", args="")
         self.assertEqual(white.received(), [Message(Cmd.END, "", "draw by agreement (1/2-1/2)")])
 
-    def test_moveClearsDrawOffer(self) -> None:
+    def test_offerStandsUntilTheOpponentMoves(self) -> None:
+        """FIDE 9.1: the offerer's own move keeps its offer; the receiver's move declines it."""
         white, black, gameId = self.server.game()
         white.send(cmd=6, user="alice", args="")
         black.send(cmd=4, user="bob", args="e5")  # not its turn: refused, offer stands
+        white.send(cmd=4, user="alice", args="e4")  # the offerer moves: the offer stands
+        black.received(), white.received()
+        black.send(cmd=6, user="bob", args="")
+        self.assertEqual(white.received()[-1], Message(Cmd.END, "", "draw by agreement (1/2-1/2)"))
+
+    def test_movingDeclinesTheOffer(self) -> None:
+        white, black, gameId = self.server.game()
         white.send(cmd=4, user="alice", args="e4")
-        black.received()
+        white.send(cmd=6, user="alice", args="")
+        black.send(cmd=4, user="bob", args="e5")  # bob plays on: declined
+        white.received(), black.received()
         black.send(cmd=6, user="bob", args="")
         self.assertEqual(white.received()[-1].cmd, Cmd.DRAW)  # a new offer, not an acceptance
 
@@ -329,7 +342,7 @@ class ServerTests(SynchronousTestCase):
         server = ServerHarness(validate=False)
         white, black, gameId = server.game()
         black.send(cmd=4, user="bob", args="anything at all")
-        self.assertEqual(white.received(), [Message(Cmd.MOVE, "bob", "anything at all")])
+        self.assertEqual(white.received(), [Message(Cmd.MOVE, "", "anything at all")])
 
 
 class ClientAgainstServerTests(SynchronousTestCase):
@@ -391,8 +404,11 @@ class ClientAgainstServerTests(SynchronousTestCase):
         session = ClientSession(
             "bob", "zzzz", send=lambda m: None, say=lines.append, finish=codes.append, clock=Clock()
         )
+        clock = session.clock
         session.connected()
         session.received(Message(Cmd.ERROR, "", "there is no open game 'zzzz'"))
+        self.assertEqual(codes, [])  # an OK may still follow (the original server's same-name join)
+        clock.advance(1)  # type: ignore[attr-defined]
         self.assertEqual(codes, [1])
         self.assertIn("The server refused: there is no open game 'zzzz'", lines)
 
@@ -419,3 +435,183 @@ class ClientAgainstServerTests(SynchronousTestCase):
         self.assertEqual(len(sent), 2)  # not our turn: nothing sent
         session.received(Message(Cmd.MOVE, "bob", "e215:e7e5"))
         self.assertEqual(session.board.peek(), chess.Move.from_uci("e7e5"))
+
+
+class SpanishTests(SynchronousTestCase):
+    """``--language es`` (the default): the original server's words, and velhanet's own in Spanish."""
+
+    def test_defaultIsSpanish(self) -> None:
+        self.assertEqual(GambitServerFactory(Clock()).texts.language, "es")
+
+    def test_textsInSpanish(self) -> None:
+        server = ServerHarness(language="es")
+        white, black, gameId = server.game()
+        same = server.client()
+        other = server.client()
+        other.send(cmd=2, user="dave", args="")
+        otherId = other.received()[0].args
+        same.send(cmd=3, user="dave", args=otherId)
+        self.assertEqual(same.received()[0].args, "No se puede usar el mismo nombre que el oponente")
+        black.send(cmd=4, user="bob", args="e5")
+        self.assertEqual(black.received()[0].args, "no es tu turno: mueven las blancas")
+        white.send(cmd=4, user="alice", args="e7e5")
+        self.assertEqual(
+            white.received()[0].args, "movimiento rechazado: e7e5 no es legal aquí: la pieza de e7 no es de las blancas"
+        )
+        for i, move in enumerate(FOOLS_MATE):
+            [white, black][i % 2].send(cmd=4, user="x", args=move)
+        self.assertEqual(black.received()[-1], Message(Cmd.END, "", "Ganan las negras por jaque mate (0-1)"))
+
+
+class Table:
+    """Client sessions on one server (velhanet's or the original stand-in), connected with iosim."""
+
+    def __init__(self, factory: object, clock: Clock) -> None:
+        self.factory, self.clock = factory, clock
+        self.pumps: list[iosim.IOPump] = []
+        self.finished: dict[str, int] = {}
+        self.screens: dict[str, list[str]] = {}
+        self.clients: dict[str, GambitClientProtocol] = {}
+
+    def connect(self, user: str, gameId: str | None, bot: int | None = None, options: str = "") -> ClientSession:
+        holder: list[GambitClientProtocol] = []
+        screen = self.screens.setdefault(user, [])
+
+        def finish(code: int) -> None:
+            self.finished.setdefault(user, code)
+            session.phase = "over"
+
+        session = ClientSession(
+            user,
+            gameId,
+            send=lambda m: holder[0].send(m),
+            say=screen.append,
+            finish=finish,
+            clock=self.clock,
+            bot=random.Random(bot) if bot is not None else None,
+            botDelay=0.01,
+            serverOptions=options,
+        )
+        client = GambitClientProtocol(session, trace=False)
+        holder.append(client)
+        self.clients[user] = client
+        server = self.factory.buildProtocol(None)  # type: ignore[attr-defined]
+        self.pumps.append(
+            iosim.connect(server, iosim.makeFakeServer(server), client, iosim.makeFakeClient(client), clock=self.clock)
+        )
+        self.run(0.05)
+        return session
+
+    def run(self, seconds: float) -> None:
+        for _ in range(int(seconds / 0.01)):
+            self.clock.advance(0.01)
+            for pump in self.pumps:
+                pump.pump()
+
+    def said(self, user: str) -> str:
+        return "\n".join(self.screens[user])
+
+
+class ClientOnOriginalServerTests(SynchronousTestCase):
+    """velhanet's client finishes every game on (a stand-in of) the original Go server."""
+
+    def setUp(self) -> None:
+        self.clock = Clock()
+        self.server = OriginalServerFactory()
+        self.table = Table(self.server, self.clock)
+
+    def game(self) -> tuple[ClientSession, ClientSession]:
+        alice = self.table.connect("alice", None)
+        bob = self.table.connect("bob", alice.gameId)
+        return alice, bob
+
+    def play(self, alice: ClientSession, bob: ClientSession, moves: list[str]) -> None:
+        for i, move in enumerate(moves):
+            (alice, bob)[i % 2].command(move)
+            self.table.run(0.05)
+
+    def test_sameNameJoinPlaysOn(self) -> None:
+        alice = self.table.connect("sam", None)
+        bob = self.table.connect("sam2", None)
+        del bob
+        joiner = self.table.connect("samx", alice.gameId)
+        del joiner
+        again = self.table.connect("sam", alice.gameId)  # ERROR, then OK in the same write
+        self.table.run(2)
+        self.assertEqual(again.phase, "playing")
+        said = self.table.said("sam")
+        self.assertIn("No se puede usar el mismo nombre que el oponente (and it joined us anyway", said)
+        self.assertNotIn("The server refused", said)
+        self.assertNotIn("sam", self.table.finished)
+
+    def test_matedSideFinishes(self) -> None:
+        alice, bob = self.game()
+        self.play(alice, bob, FOOLS_MATE)
+        self.table.run(3)
+        self.assertEqual(self.table.finished, {"alice": 0, "bob": 0})
+        self.assertIn("Checkmate: you lost.", self.table.said("alice"))
+        self.assertIn("GAME OVER: bob ha ganado la partida", self.table.said("bob"))
+        self.assertNotIn("abandonado", self.table.said("alice"))
+
+    def test_drawEndsWithoutTheServer(self) -> None:
+        alice, bob = self.game()
+        self.play(alice, bob, ["Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1", "Ng8"])
+        self.assertEqual(self.table.finished, {})  # waiting for an END the original never sends
+        self.table.run(3)
+        self.assertEqual(self.table.finished, {"alice": 0, "bob": 0})
+        for user in ("alice", "bob"):
+            self.assertIn("draw by threefold repetition", self.table.said(user))
+            self.assertIn("the original Gambit server never does at a draw", self.table.said(user))
+
+    def test_whoJoinedWhom(self) -> None:
+        alice, bob = self.game()
+        self.assertIn(f"bob joined your game {alice.gameId}. You play White.", self.table.said("alice"))
+        self.assertIn(f"You joined alice's game {alice.gameId}. You play Black.", self.table.said("bob"))
+
+    def test_drawOfferNotConfirmed(self) -> None:
+        alice, bob = self.game()
+        alice.command("draw")
+        self.table.run(3)
+        self.assertIn("the original Gambit server ignores draw offers", self.table.said("alice"))
+
+    def test_scriptedInputWaitsForItsTurn(self) -> None:
+        """Lines from a pipe arrive before the game starts; each is played at our turn, then we leave."""
+        bob = self.table.connect("bob", None)
+        bob.scriptedLine("e4")
+        bob.scriptedLine("Nf3")
+        bob.scriptEnded()
+        alice = self.table.connect("alice", bob.gameId)
+        self.table.run(0.2)
+        self.assertIn("You played e4", self.table.said("bob"))
+        alice.command("e5")
+        self.table.run(0.2)
+        self.assertIn("You played Nf3", self.table.said("bob"))
+        alice.command("Nc6")
+        self.table.run(0.2)
+        self.assertIn("Standard input has ended and it is your move: leaving the game.", self.table.said("bob"))
+        self.assertEqual(self.table.finished.get("bob"), 0)
+
+    def test_joinHintNamesTheServer(self) -> None:
+        self.table.connect("alice", None, options=" --port 4000")
+        self.assertIn("gambit-client --user NAME --game e215 --port 4000", self.table.said("alice"))
+
+
+class ClientDrawOfferTests(SynchronousTestCase):
+    """Draw offers between two velhanet clients on velhanet's server, each side told what happened."""
+
+    def test_offerConfirmedAndDeclinedByMoving(self) -> None:
+        clock = Clock()
+        table = Table(GambitServerFactory(clock, language="en"), clock)
+        alice = table.connect("alice", None)
+        bob = table.connect("bob", alice.gameId)
+        alice.command("e4")
+        table.run(0.1)
+        alice.command("draw")
+        table.run(3)
+        self.assertIn("Server: draw offered to bob.", table.said("alice"))
+        self.assertNotIn("did not confirm", table.said("alice"))
+        self.assertIn("alice offers a draw: type 'draw' to accept, or move to decline.", table.said("bob"))
+        bob.command("e5")
+        table.run(0.1)
+        self.assertIn("You played on: alice's draw offer is declined.", table.said("bob"))
+        self.assertIn("bob played on: your draw offer is declined.", table.said("alice"))

@@ -16,6 +16,9 @@ from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from velhanet.gambit.client import parseArguments
 from velhanet.gambit.tap import Options, makeService
+from velhanet.gambit.wire import Cmd, Message
+
+from .gambit_original import OriginalServerFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -129,3 +132,48 @@ class RealProcessesTests(TestCase):
         )
         self.assertEqual(unreachable.returncode, 2)
         self.assertIn("Cannot reach the Gambit server at localhost:1", unreachable.stdout)
+
+
+class ScriptedClientTests(TestCase):
+    """A real ``gambit-client`` process with its standard input from a file, on (a stand-in of) the
+    original server: nothing is lost, the moves are played in turn, and a quit reads as a normal end."""
+
+    timeout = 60
+
+    @inlineCallbacks
+    def test_pipedMovesAndACleanQuit(self):  # type: ignore[no-untyped-def]
+        server = OriginalServerFactory()
+        port = reactor.listenTCP(0, server, interface="127.0.0.1")
+        self.addCleanup(port.stopListening)
+        number = str(port.getHost().port)
+        environment = dict(os.environ, PYTHONPATH=str(ROOT))
+        moves = Path(self.mktemp())
+        moves.write_text("e4\nquit\n")
+        client = python("-c", "from velhanet.gambit.client import main; main()", "--port", number)
+        with moves.open() as stdin:
+            alice = subprocess.Popen(
+                [*client, "--user", "alice"], env=environment, stdin=stdin, stdout=subprocess.PIPE, text=True
+            )
+        self.addCleanup(lambda: alice.poll() is None and alice.kill())
+        while not server.games:
+            yield deferLater(reactor, 0.05, lambda: None)
+        [gameId] = server.games
+        bob = subprocess.Popen(
+            [*client, "--user", "bob", "--game", gameId, "--bot", "--bot-delay", "0.2"],
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.addCleanup(lambda: bob.poll() is None and bob.kill())
+        while alice.poll() is None or bob.poll() is None:
+            yield deferLater(reactor, 0.1, lambda: None)
+        aliceSaid = alice.stdout.read() if alice.stdout else ""
+        bobSaid = bob.stdout.read() if bob.stdout else ""
+        self.assertEqual(alice.returncode, 0, aliceSaid)
+        self.assertIn(f"--port {number}", aliceSaid)  # the join hint names the server
+        self.assertIn("You played e4", aliceSaid)
+        self.assertIn("Leaving the game.", aliceSaid)
+        self.assertNotIn("non-clean", aliceSaid)
+        self.assertIn("GAME OVER: El jugador alice ha abandonado la partida", bobSaid)
+        self.assertIn(Message(Cmd.MOVE, "alice", f"{gameId}:e2e4"), server.received)

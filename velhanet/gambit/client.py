@@ -31,6 +31,9 @@ from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Messa
 from velhanet.games.chessgame import describeOutcome, gameOutcome, parseMove
 from velhanet.games.interfaces import IllegalMove
 
+DEFAULT_HOST = "localhost"
+DEFAULT_PORT = 22022
+
 JOIN_TIMEOUT = 10.0
 """The original server never answers a JOIN for an unknown id: give up after this long."""
 
@@ -90,9 +93,27 @@ moves: SAN (e4, Nf3, O-O, exd8=Q) or UCI (e2e4, e7e8q)
   board    show the board again
   quit     leave (the server tells your opponent)"""
 
+END_GRACE = 2.0
+"""Seconds to wait for the server's END once the board shows the game is over.
+
+velhanet's server sends END at mate and at every draw; the original server
+sends nothing at a draw or to the mated side, so the client ends by itself."""
+
+ERROR_GRACE = 1.0
+"""Seconds an ERROR to our JOIN waits for an OK: the original server refuses a
+same-name JOIN with an ERROR and then joins the player anyway."""
+
+DRAW_ACK = 2.0
+"""Seconds to wait for the server to confirm a draw offer (the original ignores cmd 6)."""
+
 
 class ClientSession:
-    """The client's logic, between a connection (``send``) and a screen (``say``)."""
+    """The client's logic, between a connection (``send``) and a screen (``say``).
+
+    Works the same on velhanet's server and on the original Go server: every
+    waiting step has a way out (a JOIN nobody answers, a game the original
+    server never closes), and a normal end reads as one.
+    """
 
     def __init__(
         self,
@@ -104,17 +125,26 @@ class ClientSession:
         clock: IReactorTime,
         bot: random.Random | None = None,
         botDelay: float = 0.5,
+        serverOptions: str = "",
     ) -> None:
         self.user, self.gameId = user, gameId
         self._send, self.say, self.finish, self.clock = send, say, finish, clock
         self.bot, self.botDelay = bot, botDelay
+        self.serverOptions = serverOptions
+        """``--host``/``--port`` as the user gave them, for the join hint."""
         self.phase = "connecting"
         self.colour: chess.Color = chess.WHITE
         self.opponent = ""
         self.board = chess.Board()
         self.lastSent: chess.Move | None = None
-        self.drawOffered = False
+        self.theirOffer = False
+        self.myOffer = False
         self._timer: IDelayedCall | None = None
+        self._refusal: str | None = None
+        self._drawAck: IDelayedCall | None = None
+        self.scripted: list[str] | None = None
+        """Lines from a standard input that is not a terminal: played when the client is ready."""
+        self.inputEnded = False
 
     def send(self, message: Message) -> None:
         self._send(message)
@@ -127,7 +157,11 @@ class ClientSession:
             self.phase = "joining"
             self.say(f"Joining game {self.gameId} as {self.user} ...")
             self.send(Message(Cmd.JOIN, self.user, self.gameId))
-            self._timer = self.clock.callLater(JOIN_TIMEOUT, self._joinTimedOut)
+            self._arm(JOIN_TIMEOUT, self._joinTimedOut)
+
+    def _arm(self, delay: float, call: Callable[[], None]) -> None:
+        self._cancelTimer()
+        self._timer = self.clock.callLater(delay, call)
 
     def _joinTimedOut(self) -> None:
         self._timer = None
@@ -135,9 +169,10 @@ class ClientSession:
         self.finish(1)
 
     def _cancelTimer(self) -> None:
-        if self._timer is not None and self._timer.active():
-            self._timer.cancel()
-        self._timer = None
+        for call in (self._timer, self._drawAck):
+            if call is not None and call.active():
+                call.cancel()
+        self._timer = self._drawAck = None
 
     def myTurn(self) -> bool:
         return self.phase == "playing" and self.board.turn == self.colour and not self.board.is_game_over()
@@ -151,8 +186,8 @@ class ClientSession:
         elif cmd == Cmd.MOVE:
             self._opponentMoved(message.args)
         elif cmd == Cmd.DRAW:
-            self.drawOffered = True
-            self.say(f"{self.opponent} offers a draw: type 'draw' to accept, or just move.")
+            self.theirOffer = True
+            self.say(f"{self.opponent} offers a draw: type 'draw' to accept, or move to decline.")
         elif cmd == Cmd.END:
             self._cancelTimer()
             self.say(f"GAME OVER: {message.args or 'the game has ended'}")
@@ -160,34 +195,52 @@ class ClientSession:
             self.finish(0)
 
     def _error(self, text: str) -> None:
-        if self.phase in ("creating", "joining"):
+        if self.phase == "creating":
             self._cancelTimer()
             self.say(f"The server refused: {text}")
             self.finish(1)
-            return
-        self.say(f"Server: {text}")
-        if self.lastSent is not None and text.startswith("move refused") and self.board.move_stack:
-            self.board.pop()
-            self.lastSent = None
-            self._prompt()
+        elif self.phase == "joining" and self._refusal is None:
+            # Final unless an OK follows: the original server joins a same-name player after its ERROR.
+            self._refusal = text
+            self._arm(ERROR_GRACE, self._refused)
+        else:
+            self.say(f"Server: {text}")
+            if self.lastSent is not None and self.board.move_stack and self.board.peek() == self.lastSent:
+                self.board.pop()
+                self.lastSent = None
+                self.say("Your move was not played.")
+                self._prompt()
+
+    def _refused(self) -> None:
+        self._timer = None
+        self.say(f"The server refused: {self._refusal}")
+        self.finish(1)
 
     def _ok(self, args: str) -> None:
         if self.phase == "creating":
             self.gameId = args
             self.phase = "waiting"
             self.say(f"Game {args} created; you play White. Tell your opponent to run:")
-            self.say(f"    gambit-client --user NAME --game {args}")
+            self.say(f"    gambit-client --user NAME --game {args}{self.serverOptions}")
             self.say("Waiting for your opponent ...")
         elif self.phase == "waiting":
             self._start(chess.WHITE, args)
         elif self.phase == "joining":
             self._cancelTimer()
+            if self._refusal is not None:
+                self.say(f"Server: {self._refusal} (and it joined us anyway, as the original Gambit server does)")
             self._start(chess.BLACK, args)
+        elif self.phase == "playing" and self.myOffer and self._drawAck is not None:
+            self._drawAck.cancel()
+            self._drawAck = None
+            self.say(f"Server: {args}. An opponent on the original Gambit client does not see draw offers.")
 
     def _start(self, colour: chess.Color, opponent: str) -> None:
         self.colour, self.opponent, self.phase = colour, opponent, "playing"
-        side = "White" if colour == chess.WHITE else "Black"
-        self.say(f"{opponent} joined. You play {side}. Type 'help' for commands.")
+        if colour == chess.WHITE:
+            self.say(f"{opponent} joined your game {self.gameId}. You play White. Type 'help' for commands.")
+        else:
+            self.say(f"You joined {opponent}'s game {self.gameId}. You play Black. Type 'help' for commands.")
         self.show()
         self._prompt()
 
@@ -203,25 +256,41 @@ class ClientSession:
         san = self.board.san(move)
         self.board.push(move)
         self.lastSent = None
-        self.drawOffered = False
         self.say(f"{self.opponent} played {san}")
+        if self.myOffer:
+            self.myOffer = False
+            self.say(f"{self.opponent} played on: your draw offer is declined.")
         self.show()
         if self.board.is_checkmate():
             # The original server does not detect mate; its client announces it with END.
             self.say("Checkmate: you lost.")
             self.send(Message(Cmd.END, self.user, ""))
+            self._over()
             return
         outcome = gameOutcome(self.board)
         if outcome is not None:
             self.say(describeOutcome(outcome))
+            self._over()
             return
         self._prompt()
+
+    def _over(self) -> None:
+        """The board says the game is over: wait briefly for the server's END, then leave."""
+        self.phase = "over"
+        self._arm(END_GRACE, self._leaveAfterGame)
+
+    def _leaveAfterGame(self) -> None:
+        self._timer = None
+        self.say("GAME OVER (the server did not close the game; the original Gambit server never does at a draw)")
+        self.finish(0)
 
     def _prompt(self) -> None:
         if not self.myTurn():
             return
         if self.bot is not None:
-            self._timer = self.clock.callLater(self.botDelay, self._botMove)
+            self._arm(self.botDelay, self._botMove)
+        elif self.scripted is not None:
+            self._nextScripted()
         else:
             self.say("Your move:")
 
@@ -241,16 +310,38 @@ class ClientSession:
             move = parseMove(self.board, text, None)
         except IllegalMove as error:
             self.say(f"Illegal: {error}")
+            self._prompt()
             return
         san = self.board.san(move)
         self.board.push(move)
         self.lastSent = move
         self.send(Message(Cmd.MOVE, self.user, f"{self.gameId}:{move.uci()}"))
         self.say(f"You played {san}")
+        if self.theirOffer:
+            self.theirOffer = False
+            self.say(f"You played on: {self.opponent}'s draw offer is declined.")
         self.show()
         outcome = gameOutcome(self.board)
         if outcome is not None:
-            self.say(f"{describeOutcome(outcome)}; waiting for the server to close the game ...")
+            self.say(describeOutcome(outcome))
+            self._over()
+
+    def offerDraw(self) -> None:
+        if self.phase != "playing":
+            self.say("No game is running.")
+            return
+        self.send(Message(Cmd.DRAW, self.user, ""))
+        if self.theirOffer:
+            self.say("Draw accepted.")
+            return
+        self.myOffer = True
+        self.say(f"Draw offered to {self.opponent}; it stands until {self.opponent} moves.")
+        if self._drawAck is None:
+            self._drawAck = self.clock.callLater(DRAW_ACK, self._drawNotConfirmed)
+
+    def _drawNotConfirmed(self) -> None:
+        self._drawAck = None
+        self.say("The server did not confirm the draw offer: the original Gambit server ignores draw offers.")
 
     def command(self, line: str) -> None:
         word = line.strip()
@@ -261,29 +352,55 @@ class ClientSession:
         elif word == "board":
             self.show()
         elif word == "draw":
-            if self.phase != "playing":
-                self.say("No game is running.")
-                return
-            self.send(Message(Cmd.DRAW, self.user, ""))
-            self.say("Draw accepted." if self.drawOffered else "Draw offered.")
+            self.offerDraw()
         elif word == "resign":
             if self.phase == "playing":
                 self.send(Message(Cmd.END, self.user, f"{self.user} resigns: {self.opponent} wins"))
                 self.say("You resigned.")
                 self.phase = "over"
-                self.clock.callLater(0.3, self.finish, 0)
+                self._arm(0.3, lambda: self.finish(0))
         elif word in ("quit", "exit"):
+            self.say("Leaving the game.")
+            self.phase = "over"
             self.finish(0)
         else:
             self.play(word)
+
+    # -- a standard input that is not a terminal ---------------------------------------
+
+    def scriptedLine(self, line: str) -> None:
+        """A line from a file or a pipe: kept until the client can use it (it is never dropped)."""
+        if self.scripted is None:
+            self.scripted = []
+        if line.strip():
+            self.scripted.append(line)
+        if self.myTurn():
+            self._nextScripted()
+
+    def scriptEnded(self) -> None:
+        """Standard input is exhausted; leave when a move is wanted and none is left."""
+        self.inputEnded = True
+        if self.scripted is None:
+            self.scripted = []
+        if self.myTurn():
+            self._nextScripted()
+
+    def _nextScripted(self) -> None:
+        assert self.scripted is not None
+        if self.scripted:
+            self.command(self.scripted.pop(0))
+        elif self.inputEnded:
+            self.say("Standard input has ended and it is your move: leaving the game.")
+            self.command("quit")
 
 
 class GambitClientProtocol(Protocol):
     """Bytes in and out for one session; sends one message at a time."""
 
-    def __init__(self, session: ClientSession, trace: bool) -> None:
+    def __init__(self, session: ClientSession, trace: bool, onClosed: Callable[[], None] = lambda: None) -> None:
         self.session = session
         self.trace = trace
+        self.onClosed = onClosed
         self.decoder = JsonStreamDecoder()
 
     def connectionMade(self) -> None:
@@ -309,6 +426,7 @@ class GambitClientProtocol(Protocol):
         if self.session.phase != "over":
             self.session.say(f"Connection to the server closed: {reason.getErrorMessage()}")
             self.session.finish(0 if self.session.phase == "playing" else 1)
+        self.onClosed()
 
 
 class _Console(LineReceiver):
@@ -325,13 +443,20 @@ class _Console(LineReceiver):
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="gambit-client", description="Play chess on a Gambit server.")
+    parser = argparse.ArgumentParser(
+        prog="gambit-client",
+        description="Play chess on a Gambit server (velhanet's or the original Go one). "
+        "Moves are typed in SAN or UCI; with standard input from a file or a pipe, each line is played "
+        "when it is your turn.",
+    )
     parser.add_argument("--user", "-u", default=None, help="your name (default: your login name)")
     parser.add_argument("--game", "-g", default=None, help="join this game id (default: create a game)")
-    parser.add_argument("--host", default="localhost", help="server host (default localhost)")
-    parser.add_argument("--port", "-p", type=int, default=22022, help="server port (default 22022)")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"server host (default {DEFAULT_HOST})")
+    parser.add_argument("--port", "-p", type=int, default=DEFAULT_PORT, help=f"server port (default {DEFAULT_PORT})")
     parser.add_argument("--bot", action="store_true", help="the computer plays")
-    parser.add_argument("--bot-delay", type=float, default=0.5, help="seconds the bot waits before a move")
+    parser.add_argument(
+        "--bot-delay", type=float, default=0.5, help="seconds the bot waits before a move (default 0.5)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed for the bot")
     parser.add_argument("--trace", action="store_true", help="show every message in and out, raw and decoded")
     arguments = parser.parse_args(argv)
@@ -340,22 +465,47 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     return arguments
 
 
+def serverOptions(arguments: argparse.Namespace) -> str:
+    """``--host``/``--port`` as an opponent must give them to reach the same server."""
+    options = ""
+    if arguments.host != DEFAULT_HOST:
+        options += f" --host {arguments.host}"
+    if arguments.port != DEFAULT_PORT:
+        options += f" --port {arguments.port}"
+    return options
+
+
 def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
     done: Deferred[None] = Deferred()
     out = sys.stdout
+    exitCode: list[int] = []
+    protocolHolder: list[GambitClientProtocol] = []
 
     def say(text: str) -> None:
         out.write(text + "\n")
         out.flush()
 
-    def finish(code: int) -> None:
+    def closed() -> None:
+        """The connection is gone: now the process may end, with the code finish() chose."""
         if not done.called:
+            code = exitCode[0] if exitCode else 0
             if code:
                 done.errback(SystemExit(code))
             else:
                 done.callback(None)
 
-    protocolHolder: list[GambitClientProtocol] = []
+    def finish(code: int) -> None:
+        """End the session: close the connection cleanly first, so that what we sent is delivered."""
+        if exitCode:
+            return
+        exitCode.append(code)
+        session.phase = "over"
+        transport = protocolHolder[0].transport if protocolHolder else None
+        if transport is None:
+            closed()
+        else:
+            transport.loseConnection()
+
     session = ClientSession(
         arguments.user,
         arguments.game,
@@ -365,19 +515,25 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         clock=reactor,  # type: ignore[arg-type]
         bot=random.Random(arguments.seed) if arguments.bot else None,
         botDelay=arguments.bot_delay,
+        serverOptions=serverOptions(arguments),
     )
     endpoint = TCP4ClientEndpoint(reactor, arguments.host, arguments.port, timeout=10)
 
     def connected(protocol: GambitClientProtocol) -> None:
-        if not arguments.bot:
-            StandardIO(_Console(session.command, lambda: finish(0)), reactor=reactor)
+        if arguments.bot:
+            return
+        if sys.stdin.isatty():
+            StandardIO(_Console(session.command, lambda: session.command("quit")), reactor=reactor)
+        else:
+            StandardIO(_Console(session.scriptedLine, session.scriptEnded), reactor=reactor)
 
     def failed(failure: Failure) -> None:
         say(f"Cannot reach the Gambit server at {arguments.host}:{arguments.port}: {failure.getErrorMessage()}")
-        finish(2)
+        exitCode.append(2)
+        closed()
 
     def build() -> GambitClientProtocol:
-        protocol = GambitClientProtocol(session, arguments.trace)
+        protocol = GambitClientProtocol(session, arguments.trace, onClosed=closed)
         protocolHolder.append(protocol)
         return protocol
 

@@ -17,8 +17,9 @@ import chess
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.logger import Logger
 
+from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
-from velhanet.games.chessgame import describeOutcome, gameOutcome, parseMove
+from velhanet.games.chessgame import gameOutcome, parseMove
 from velhanet.games.interfaces import IllegalMove
 
 
@@ -59,19 +60,26 @@ class RoomCore:
     white: Player
     validate: bool
     removeRoom: Callable[[str], None]
+    texts: Texts = field(default_factory=Texts)
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gambit.room"))
     black: Player | None = None
     board: chess.Board = field(default_factory=chess.Board)
     drawOfferBy: Player | None = None
+    """A draw offer stands until its receiver accepts (DRAW) or declines by moving (FIDE 9.1)."""
 
     def opponentOf(self, player: Player) -> Player | None:
         return self.black if player is self.white else self.white
 
     def relay(self, sender: Player, cmd: Cmd, args: str) -> None:
-        """To the opponent of the connection that sent it, as that connection's name."""
+        """To the opponent of the connection that sent it; the text: server messages carry no user."""
         opponent = self.opponentOf(sender)
         if opponent is not None:
-            opponent.send(Message(cmd, sender.name, args))
+            opponent.send(Message(cmd, "", args))
+
+    def moved(self, player: Player) -> None:
+        """A move by ``player`` declines its opponent's draw offer; its own offer stands."""
+        if self.drawOfferBy is not None and self.drawOfferBy is not player:
+            self.drawOfferBy = None
 
 
 def _buildRoom() -> TypeMachine[Room, RoomCore]:
@@ -86,14 +94,14 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
     @waiting.upon(Room.join).to(playing)
     def start(inputs: Room, core: RoomCore, black: Player) -> None:
         core.black = black
-        black.send(Message(Cmd.OK, black.name, core.white.name))
-        core.white.send(Message(Cmd.OK, black.name, black.name))
+        black.send(Message(Cmd.OK, "", core.white.name))
+        core.white.send(Message(Cmd.OK, "", black.name))
 
     @waiting.upon(Room.move).loop()
     @waiting.upon(Room.end).loop()
     @waiting.upon(Room.draw).loop()
     def tooEarly(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
-        player.send(Message(Cmd.ERROR, "", f"game {core.gameId} has no opponent yet: wait for the OK with its name"))
+        player.send(Message(Cmd.ERROR, "", core.texts("noOpponentYet", game=core.gameId)))
 
     @waiting.upon(Room.leave).to(over)
     def creatorLeft(inputs: Room, core: RoomCore, player: Player) -> None:
@@ -102,44 +110,48 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
     @playing.upon(Room.move).loop()
     def move(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
         if not core.validate:
-            core.drawOfferBy = None
+            core.moved(player)
             core.relay(player, Cmd.MOVE, args)
             return
         colour = chess.WHITE if player is core.white else chess.BLACK
         if core.board.turn != colour:
-            player.send(Message(Cmd.ERROR, "", f"not your turn: {'White' if core.board.turn else 'Black'} is to move"))
+            player.send(Message(Cmd.ERROR, "", core.texts("notYourTurn", side=core.texts.side(core.board.turn))))
             return
         try:
             chosen = parseMove(core.board, args, core.gameId)
         except IllegalMove as error:
-            player.send(Message(Cmd.ERROR, "", f"move refused: {error}"))
+            player.send(Message(Cmd.ERROR, "", core.texts.refused(error)))
             return
         core.board.push(chosen)
-        core.drawOfferBy = None
+        core.moved(player)
         core.relay(player, Cmd.MOVE, args)
         outcome = gameOutcome(core.board)
         if outcome is not None:
-            inputs._finish(f"{describeOutcome(outcome)} ({_pgnResult(outcome)})")
+            inputs._finish(core.texts.outcome(outcome))
 
     @playing.upon(Room.end).to(over)
     def abandoned(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
         opponent = core.opponentOf(player)
         assert opponent is not None
-        text = args or f"{opponent.name} ha ganado la partida"
+        text = args or core.texts("won", name=opponent.name)
         core.relay(player, Cmd.END, text)
         _close(core)
 
     @playing.upon(Room.draw).loop()
     def draw(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
         if core.drawOfferBy is not None and core.drawOfferBy is not player:
-            inputs._finish("draw by agreement (1/2-1/2)")
+            inputs._finish(core.texts.agreed())
             return
         core.drawOfferBy = player
-        core.relay(player, Cmd.DRAW, args or f"{player.name} offers a draw")
+        opponent = core.opponentOf(player)
+        assert opponent is not None
+        core.relay(player, Cmd.DRAW, args or core.texts("drawOffer", name=player.name))
+        # The offerer learns the server took the offer (the original server ignores cmd 6).
+        player.send(Message(Cmd.OK, "", core.texts("drawOfferSent", name=opponent.name)))
 
     @playing.upon(Room.leave).to(over)
     def left(inputs: Room, core: RoomCore, player: Player) -> None:
-        core.relay(player, Cmd.END, f"El jugador {player.name} ha abandonado la partida")
+        core.relay(player, Cmd.END, core.texts("abandoned", name=player.name))
         _close(core)
 
     @playing.upon(Room._finish).to(over)
@@ -159,10 +171,6 @@ def _close(core: RoomCore) -> None:
         if player is not None:
             player.leaveRoom()
     core.removeRoom(core.gameId)
-
-
-def _pgnResult(outcome: chess.Outcome) -> str:
-    return outcome.result()
 
 
 RoomMachine = _buildRoom()

@@ -21,6 +21,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from velhanet.gambit.room import Room, RoomCore, RoomMachine
+from velhanet.gambit.texts import DEFAULT_LANGUAGE, Texts
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 
 SPACING = 0.01
@@ -145,7 +146,7 @@ class GambitServerProtocol(Protocol):
             self.factory.trace("in", self.peer, raw, item)
             if isinstance(item, MalformedMessage):
                 self.log.warn("bad input from {peer}: {reason}", peer=self.peer, reason=str(item))
-                self.send(Message(Cmd.ERROR, "", f"bad message: {item}"))
+                self.send(Message(Cmd.ERROR, "", self.factory.texts("badMessage", reason=str(item))))
                 if item.fatal:
                     self.close(str(item))
                     return
@@ -167,52 +168,54 @@ class GambitServerProtocol(Protocol):
                 "{peer} sent {message}; clients do not send it, ignored", peer=self.peer, message=message.describe()
             )
         else:
-            self.send(Message(Cmd.ERROR, "", f"unknown cmd {cmd} (ERROR=0 OK=1 CREATE=2 JOIN=3 MOVE=4 END=5 DRAW=6)"))
+            self.send(Message(Cmd.ERROR, "", self.factory.texts("unknownCmd", cmd=cmd)))
 
     def _checkName(self, user: str) -> str | None:
         name = user.strip()
         if not name:
-            self.send(Message(Cmd.ERROR, "", "a user name is required in 'user'"))
+            self.send(Message(Cmd.ERROR, "", self.factory.texts("nameRequired")))
             return None
         if len(name) > MAX_NAME:
-            self.send(Message(Cmd.ERROR, "", f"the user name is longer than {MAX_NAME} characters"))
+            self.send(Message(Cmd.ERROR, "", self.factory.texts("nameTooLong", limit=MAX_NAME)))
             return None
         return name
 
     def create(self, user: str) -> None:
+        texts = self.factory.texts
         if self.game is not None:
-            self.send(Message(Cmd.ERROR, "", f"you are already in game {self.game.core.gameId}"))
+            self.send(Message(Cmd.ERROR, "", texts("alreadyInGame", game=self.game.core.gameId)))
             return
         name = self._checkName(user)
         if name is None:
             return
         gameId = self.factory.newGameId()
         if gameId is None:
-            self.send(Message(Cmd.ERROR, "", "the server has no free game id; try again later"))
+            self.send(Message(Cmd.ERROR, "", texts("noFreeId")))
             return
         self.name = name
-        core = RoomCore(gameId, self, self.factory.validate, self.factory.removeGame)
+        core = RoomCore(gameId, self, self.factory.validate, self.factory.removeGame, texts)
         self.game = _Game(RoomMachine(core), core)
         self.factory.games[gameId] = self.game
-        self.send(Message(Cmd.OK, name, gameId))
+        self.send(Message(Cmd.OK, "", gameId))
 
     def join(self, user: str, args: str) -> None:
+        texts = self.factory.texts
         if self.game is not None:
-            self.send(Message(Cmd.ERROR, "", f"you are already in game {self.game.core.gameId}"))
+            self.send(Message(Cmd.ERROR, "", texts("alreadyInGame", game=self.game.core.gameId)))
             return
         gameId = args.strip().lower()
         game = self.factory.games.get(gameId)
         if game is None:
-            self.send(Message(Cmd.ERROR, "", f"there is no open game {args.strip()!r}"))
+            self.send(Message(Cmd.ERROR, "", texts("noSuchGame", game=args.strip())))
             return
         if game.core.black is not None:
-            self.send(Message(Cmd.ERROR, "", f"game {gameId} already has two players"))
+            self.send(Message(Cmd.ERROR, "", texts("gameFull", game=gameId)))
             return
         name = self._checkName(user)
         if name is None:
             return
         if name == game.core.white.name:
-            self.send(Message(Cmd.ERROR, "", f"you cannot use the same name as your opponent ({name!r})"))
+            self.send(Message(Cmd.ERROR, "", texts("sameName", name=name)))
             return
         self.name = name
         self.game = game
@@ -222,8 +225,7 @@ class GambitServerProtocol(Protocol):
         if self.game is None:
             if cmd == Cmd.END and self.lastGameId is not None:
                 return  # the original client says "I am mated" after the server said so
-            verb = Cmd(cmd).name
-            self.send(Message(Cmd.ERROR, "", f"{verb} outside a game: send CREATE or JOIN first"))
+            self.send(Message(Cmd.ERROR, "", self.factory.texts("outsideGame", verb=Cmd(cmd).name)))
             return
         machine = self.game.machine
         if cmd == Cmd.MOVE:
@@ -240,10 +242,16 @@ class GambitServerFactory(Factory):
     protocol = GambitServerProtocol  # type: ignore[assignment]
 
     def __init__(
-        self, clock: IReactorTime, validate: bool = True, spacing: float = SPACING, trace: Tracer | None = None
+        self,
+        clock: IReactorTime,
+        validate: bool = True,
+        spacing: float = SPACING,
+        trace: Tracer | None = None,
+        language: str = DEFAULT_LANGUAGE,
     ) -> None:
         self.clock = clock
         self.validate = validate
+        self.texts = Texts(language)
         self.spacing = spacing
         self.games: dict[str, _Game] = {}
         self.trace: Tracer = trace or (lambda direction, peer, raw, decoded: None)

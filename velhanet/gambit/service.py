@@ -36,5 +36,6 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         validate=not options["no-validate"],
         trace=traceToLog if options["trace"] else None,
         spacing=options["spacing"],
+        language=options["language"],
     )
     return strports.service(options["listen"], factory, reactor=reactor)

@@ -7,6 +7,7 @@ from typing import Any
 from twisted.python import usage
 
 from velhanet.gambit.service import makeService as _makeService
+from velhanet.gambit.texts import DEFAULT_LANGUAGE, LANGUAGES
 
 
 class Options(usage.Options):
@@ -22,7 +23,12 @@ class Options(usage.Options):
     optParameters = [
         ["listen", None, "tcp:22022", "Twisted endpoint to listen on (e.g. tcp:22022:interface=127.0.0.1)"],
         ["spacing", None, 0.01, "seconds between two writes to one client (0: no pacing)", float],
+        ["language", None, DEFAULT_LANGUAGE, "language of the server's texts: es (as the original server) or en"],
     ]
+
+    def postOptions(self) -> None:
+        if self["language"] not in LANGUAGES:
+            raise usage.UsageError(f"--language must be one of {', '.join(LANGUAGES)}")
 
 
 def makeService(options: Any) -> Any:

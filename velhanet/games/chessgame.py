@@ -24,19 +24,47 @@ def _fenKey(fen: str) -> str:
     return " ".join(fen.split()[:4])
 
 
+MOVE_PROBLEMS = {
+    "wrongGame": "the move is for game {given!r}, but this game is {game!r}",
+    "empty": "the move is empty",
+    "noSuchPosition": "no legal move leads to the position {payload!r}",
+    "illegal": "{payload} is not legal here",
+    "noPiece": "{payload} is not legal here: there is no piece on {square}",
+    "notYours": "{payload} is not legal here: the piece on {square} is not {side}'s",
+    "stillInCheck": "{payload} is not legal here: it does not get out of check",
+    "illegalSan": "{payload} is not legal in this position",
+    "ambiguous": "{payload} is ambiguous: say which piece (e.g. Nbd2) or use UCI",
+    "unreadable": "{payload!r} is not a move in UCI (e2e4), SAN (Nf3) or FEN",
+}
+"""What a refused chess move can be; ``side`` is "White" or "Black"."""
+
+
+class MoveRefused(IllegalMove):
+    """An illegal chess move, with its ``kind`` (a key of L{MOVE_PROBLEMS}) and the details.
+
+    The message is English; a server that speaks another language formats
+    ``kind`` and ``details`` with its own words (``velhanet.gambit.texts``).
+    """
+
+    def __init__(self, kind: str, **details: str) -> None:
+        self.kind = kind
+        self.details = details
+        super().__init__(MOVE_PROBLEMS[kind].format(**details))
+
+
 def parseMove(board: chess.Board, text: str, gameId: str | None = None) -> chess.Move:
     """The legal move ``text`` stands for in ``board``, in any accepted notation.
 
-    Raises L{IllegalMove} naming what was wrong.
+    Raises L{MoveRefused} naming what was wrong.
     """
     payload = text.strip()
     if ":" in payload:
         prefix, _, payload = payload.partition(":")
         if gameId is not None and prefix.strip().lower() != gameId.lower():
-            raise IllegalMove(f"the move is for game {prefix.strip()!r}, but this game is {gameId!r}")
+            raise MoveRefused("wrongGame", given=prefix.strip(), game=gameId)
         payload = payload.strip()
     if not payload:
-        raise IllegalMove("the move is empty")
+        raise MoveRefused("empty")
     if "/" in payload:
         wanted = _fenKey(payload)
         for candidate in board.legal_moves:
@@ -45,7 +73,7 @@ def parseMove(board: chess.Board, text: str, gameId: str | None = None) -> chess
             board.pop()
             if reached == wanted:
                 return candidate
-        raise IllegalMove(f"no legal move leads to the position {payload!r}")
+        raise MoveRefused("noSuchPosition", payload=payload)
     uci: chess.Move | None
     try:
         uci = chess.Move.from_uci(payload.lower() if len(payload) in (4, 5) else payload)
@@ -54,26 +82,27 @@ def parseMove(board: chess.Board, text: str, gameId: str | None = None) -> chess
     if uci is not None:
         if uci in board.legal_moves:
             return uci
-        raise IllegalMove(f"{payload} is not legal here{_why(board, uci)}")
+        raise _why(board, uci, payload)
     try:
         return board.parse_san(payload)
     except chess.IllegalMoveError:
-        raise IllegalMove(f"{payload} is not legal in this position") from None
+        raise MoveRefused("illegalSan", payload=payload) from None
     except chess.AmbiguousMoveError:
-        raise IllegalMove(f"{payload} is ambiguous: say which piece (e.g. Nbd2) or use UCI") from None
+        raise MoveRefused("ambiguous", payload=payload) from None
     except (chess.InvalidMoveError, ValueError):
-        raise IllegalMove(f"{payload!r} is not a move in UCI (e2e4), SAN (Nf3) or FEN") from None
+        raise MoveRefused("unreadable", payload=payload) from None
 
 
-def _why(board: chess.Board, move: chess.Move) -> str:
+def _why(board: chess.Board, move: chess.Move, payload: str) -> MoveRefused:
     piece = board.piece_at(move.from_square)
+    square = chess.square_name(move.from_square)
     if piece is None:
-        return f": there is no piece on {chess.square_name(move.from_square)}"
+        return MoveRefused("noPiece", payload=payload, square=square)
     if piece.color != board.turn:
-        return f": the piece on {chess.square_name(move.from_square)} is not {_colour(board.turn)}'s"
+        return MoveRefused("notYours", payload=payload, square=square, side=_colour(board.turn))
     if board.is_check():
-        return ": it does not get out of check"
-    return ""
+        return MoveRefused("stillInCheck", payload=payload)
+    return MoveRefused("illegal", payload=payload)
 
 
 def _colour(turn: bool) -> str:
