@@ -13,7 +13,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from velhanet.velha import wire
 from velhanet.velha.frontends import ConsoleFrontEnd
 from velhanet.velha.lobby import Lobby
-from velhanet.velha.match import MatchCore, MatchMachine
+from velhanet.velha.match import START_GRACE, MatchCore, MatchMachine, MatchSettings
 from velhanet.velha.tap import Options
 
 from .velha_harness import BotRecorder, FakeLan, Recorder
@@ -130,20 +130,81 @@ class DrawTests(Scenario):
         return java
 
     def test_fiveDrawsAsInvitee(self) -> None:
-        self.fiveDraws(velhaInvites=False)
-        self.assertTrue(any("did not start game" in n for n in self.notices()))
+        java = self.fiveDraws(velhaInvites=False)
+        # After a draw it started the original moves again without MSG09; velhanet held its
+        # own first move and followed, so no move was lost under its result dialog.
+        self.assertTrue(any("made the first move of game 2" in n for n in self.notices()))
+        self.assertEqual(java.lostMoves, [])
         self.assertBackInLobby()
 
     def test_fiveDrawsAsInviter(self) -> None:
-        self.fiveDraws(velhaInvites=True)
+        java = self.fiveDraws(velhaInvites=True)
+        self.assertEqual(java.lostMoves, [])
         self.assertBackInLobby()
 
-    def test_graceIsAnOption(self) -> None:
-        self.velha.settings.drawGrace = 1.0
-        java = self.original(strategy="perfect")
-        java.invite("Bo", VELHA)
-        self.lan.run(120, step=0.05)
-        self.assertTrue(any("within 1 s after the draw" in n for n in self.notices()))
+    def test_slowPersonLosesNoMove(self) -> None:
+        """The original's user takes 6 s to close each result dialog (within the 8 s grace)."""
+        java = self.original(strategy="perfect", msg07=1, clickDelay=6)
+        self.velha.invite("javaP")
+        self.lan.run(400, step=0.05)
+        self.assertEqual(java.results, ["draw"] * 5)
+        self.assertEqual(java.lostMoves, [])
+        self.assertEqual(self.boEvents("seriesOver"), [("seriesOver", "draw", (0, 0))])
+
+    def test_lostFirstMoveIsRecovered(self) -> None:
+        """A person slower than the grace: our first move of game 2 is lost under the original's
+        result dialog; its MSG09 reveals it, and game 2 restarts with its move on both sides."""
+        person = Recorder()
+        velha = self.lan.addPeer("Cy", THIRD, person, announceTargets=[JAVA], acceptPolicy="always")
+        velha.settings.startGrace = 1.0
+        java = OriginalProgram(self.lan, "javaP", JAVA, msg07=1, clickDelay=3)
+        velha.datagramReceived(b"02010javaP", JAVA)
+        velha.invite("javaP")
+        script = [4, 5, 9, 7, 8]  # game 1: never blocks 1-2-3, so the original wins it with its own move
+        for _ in range(600):
+            self.lan.run(0.1)
+            if script and person.events and person.events[-1] == ("turn",):
+                velha.play(script.pop(0))
+        self.assertEqual(java.results[0], "won")
+        self.assertEqual(len(java.lostMoves), 1)
+        notices = [str(e[1]) for e in person.events if e[0] == "notice"]
+        self.assertTrue(any("it never saw that move" in n for n in notices), notices)
+        games = [e for e in person.events if e[0] == "game"]
+        self.assertIn(("game", 2, False), games)  # game 2 restarted as the original's, as on its side
+        self.assertFalse(any(e[0] == "ended" for e in person.events))
+
+
+class SilentNonStarterTests(SynchronousTestCase):
+    """After a draw we started, a peer that never sends MSG09 (the original's stale flag): we start."""
+
+    def test_weStartAfterTheGrace(self) -> None:
+        from twisted.internet.task import Clock
+
+        clock, recorder, sent = Clock(), Recorder(), []
+        match = MatchMachine(
+            MatchCore(
+                isInvitee=False,
+                send=sent.append,
+                close=lambda: None,
+                observer=recorder,  # type: ignore[arg-type]
+                peerNick="javaP",
+                clock=clock,
+                settings=MatchSettings(startGrace=1.0),
+            )
+        )
+        match.awaitStart()
+        match.startReceived(2)  # we start game 1
+        for mine, theirs in ((1, 2), (3, 5), (4, 6), (8, 7)):
+            match.localMove(mine)
+            match.remoteMove(theirs)
+        match.localMove(9)  # a draw; the peer should start game 2
+        self.assertIn(("gameOver", "draw", (0, 0)), recorder.events)
+        clock.advance(0.9)
+        self.assertNotIn(wire.NewGame(), sent)
+        clock.advance(0.2)
+        self.assertEqual(sent[-1], wire.NewGame())
+        self.assertTrue(any("did not start game 2 within 1 s after the draw" in str(e[-1]) for e in recorder.events))
+        self.assertEqual(recorder.events[-1], ("turn",))
 
 
 class BusyRefusalTests(Scenario):
@@ -320,6 +381,7 @@ class InsideVelhanetTests(SynchronousTestCase):
         transport = StringTransport()
         console.makeConnection(transport)
         console.opponent = "Ana"
+        clock = Clock()
         sent: list[wire.StreamMessage] = []
         match = MatchMachine(
             MatchCore(
@@ -328,7 +390,7 @@ class InsideVelhanetTests(SynchronousTestCase):
                 close=lambda: None,
                 observer=console,
                 peerNick="Ana",
-                clock=Clock(),
+                clock=clock,
                 random=random.Random(0),
             )
         )
@@ -338,7 +400,8 @@ class InsideVelhanetTests(SynchronousTestCase):
             match.remoteMove(theirs)
             match.localMove(mine)
         transport.clear()
-        match.remoteMove(3)  # Ana wins; we start game 2
+        match.remoteMove(3)  # Ana wins; we start game 2 (our first move waits for the start grace)
+        clock.advance(START_GRACE)
         out = transport.value().decode()
         self.assertIn("game 2: you start; you play X", out)
         self.assertIn("your move (X)", out)

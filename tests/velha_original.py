@@ -159,6 +159,9 @@ class OriginalProgram:
         self.bot = PerfectBot(7)
         self.pendingMove: IDelayedCall | None = None
         self.dialogs = 0
+        self.resultDialogOpen = False
+        """Its own move ended a game: the modal result dialog is up on its UI thread."""
+        self.lostMoves: list[int] = []
 
     # -- UDP -----------------------------------------------------------------------
 
@@ -297,6 +300,10 @@ class OriginalProgram:
         number, body = int(line[:2]), line[5:]
         if number == 7:
             self._startReceived(int(body))
+        elif number == 8 and self.resultDialogOpen:
+            # Applied to the old board, which novaPartida clears when the dialog closes: lost.
+            self.lostMoves.append(int(body))
+            self.events.append(f"move {body} lost under the result dialog")
         elif number == 8:
             self.mark(REMOTE, int(body), connection)
         elif number == 9:
@@ -355,6 +362,8 @@ class OriginalProgram:
             self.events.append(f"game {self.gameNumber}: {result}")
             if who == REMOTE and connection is not None:
                 connection.isBlocked = True  # the result dialog runs on the reader thread
+            else:
+                self.resultDialogOpen = True  # on its UI thread: the reader goes on
             self.clock.callLater(
                 self.clickDelay, self._afterResultDialog, result, connection if who == REMOTE else None
             )
@@ -363,6 +372,7 @@ class OriginalProgram:
         self._maybePlay()
 
     def _afterResultDialog(self, result: str, connection: _Connection | None) -> None:
+        self.resultDialogOpen = False
         self._newGame(result)
         if connection is not None:
             connection.unblock()

@@ -20,7 +20,15 @@ one well-defined game remains:
   in the new game yet, we follow it;
 - after a draw its starter moves again without MSG09, and its non-starter
   never sends MSG09 (a flag of its that is never reset): if the peer does
-  not start the new game within ``drawGrace`` seconds, we start it;
+  not start the new game within ``startGrace`` seconds, we start it;
+- a move that reaches it while the result dialog of a game *it* ended is
+  open is lost (applied to the old board, which is then cleared), and it
+  then starts the next game itself. Every game we start follows a game the
+  peer ended, so velhanet sends MSG09 at once but holds its first move
+  ``startGrace`` seconds (or, once the peer has shown it starts games that
+  are not its own, until it moves): a peer that moves or sends MSG09 in
+  that time starts the game; a MSG09 right after our first move means the
+  move was lost, and the game restarts with the peer;
 - as inviter it ignores MSG07 ``1`` and moves first; as inviter after
   having once been invitee it sends a MSG07 of its own: the first is
   followed while the board is empty, the second ignored;
@@ -66,8 +74,10 @@ START_TIMEOUT = 30.0
 PEER_TIMEOUT = 120.0
 """Seconds of silence while the peer owes a move or MSG09 before velhanet gives up with MSG10 (0: wait forever)."""
 
-DRAW_GRACE = 5.0
-"""Seconds to wait after a draw we started for the peer to start the next game before we do."""
+START_GRACE = 8.0
+"""Seconds the peer has to start a game that could be its own before velhanet starts it:
+after a draw we started (the original never sends MSG09 then), and before our first move
+of a game after one the peer ended (the original loses a move that arrives too early)."""
 
 
 def positionToPlace(position: int) -> Place:
@@ -154,6 +164,9 @@ class Match(Protocol):
     def _theyStartAfterDraw(self) -> None:
         "private: judged: a draw we started; they should start, we wait a grace period."
 
+    def _resume(self) -> None:
+        "private: judged: nothing changed; back to waiting for the peer."
+
     def _seriesOver(self) -> None:
         "private: judged: the series is decided."
 
@@ -176,7 +189,7 @@ class MatchSettings:
 
     start: float = START_TIMEOUT
     peer: float = PEER_TIMEOUT
-    drawGrace: float = DRAW_GRACE
+    startGrace: float = START_GRACE
     first: str = "inviter"
     """Who starts game 1 when we are the invitee: "inviter" (MSG07 2), "invitee" (1) or "random".
 
@@ -203,6 +216,8 @@ class MatchCore:
     clock: IReactorTime
     settings: MatchSettings = field(default_factory=MatchSettings)
     random: random.Random = field(default_factory=random.Random)
+    peerStartsAnyway: bool = False
+    """Learned: the peer has started a game that was ours (the original program does)."""
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.velha.match"))
     board: KInARowState = field(default_factory=TICTACTOE.initial)
     score: list[int] = field(default_factory=lambda: [0, 0])
@@ -313,7 +328,21 @@ def _awaitStart(inputs: Match, core: MatchCore) -> _Timers:
 
 
 def _awaitDrawStart(inputs: Match, core: MatchCore) -> _Timers:
-    return _Timers([core.clock.callLater(core.settings.drawGrace, inputs._graceOver)])
+    return _Timers([core.clock.callLater(core.settings.startGrace, inputs._graceOver)])
+
+
+@dataclass
+class _Held(_Timers):
+    """Our first move of a game, held until the peer has had time to see the end of the last one."""
+
+    move: int | None = None
+
+
+def _holdFirstMove(inputs: Match, core: MatchCore) -> _Held:
+    wait = core.settings.startGrace
+    if core.peerStartsAnyway and core.settings.peer > 0:
+        wait = core.settings.peer / 2  # it will start: give its user time to close its result dialog
+    return _Held([core.clock.callLater(wait, inputs._graceOver)])
 
 
 # -- behaviours shared by several states ------------------------------------------
@@ -357,6 +386,16 @@ def _strayNewGame(core: MatchCore) -> None:
     )
 
 
+def _followTheirStart(core: MatchCore, what: str) -> None:
+    """The peer started a game that was ours to start; it becomes its game."""
+    core.peerStartsAnyway = True
+    core.observer.notice(
+        f"{core.peerNick} {what} of game {core.gameNumber} although it was ours to start"
+        " (text MSG07/MSG09; the original program does this); following it"
+    )
+    core.restartGame(iStart=False)
+
+
 def _playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
     problem = core.apply(position, byMe=False)
     if problem is not None:
@@ -387,10 +426,11 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     theirTurn = builder.state("theirTurn", _awaitPeer)
     theirNewGame = builder.state("theirNewGame", _awaitPeer)
     theirDrawStart = builder.state("theirDrawStart", _awaitDrawStart)
+    myStartHeld = builder.state("myStartHeld", _holdFirstMove)
     finished = builder.state("finished")
 
     plainStates = (connected, judging, myTurn, finished)
-    waitingStates = (waitingForStart, theirTurn, theirNewGame, theirDrawStart)
+    waitingStates = (waitingForStart, theirTurn, theirNewGame, theirDrawStart, myStartHeld)
 
     # -- nothing happens once finished; nothing but the start may be superseded ----
 
@@ -410,7 +450,7 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         finished.upon(ignored).loop().returns(None)
     for plain in plainStates:
         plain.upon(Match.supersede).loop().returns(False)
-    for started in (theirTurn, theirNewGame, theirDrawStart):
+    for started in (theirTurn, theirNewGame, theirDrawStart, myStartHeld):
         started.upon(Match.supersede).loop().returns(False)
 
     # -- the start: MSG07 --------------------------------------------------------
@@ -458,12 +498,13 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
 
     judging.upon(Match._theirTurn).to(theirTurn).returns(None)
 
-    @judging.upon(Match._iStartNext).to(myTurn)
+    @judging.upon(Match._iStartNext).to(myStartHeld)
     def startNextGame(inputs: Match, core: MatchCore) -> None:
         core.send(NewGame())
         core.newGame(iStart=True)
         core.observer.notice(f"you start game {core.gameNumber} (MSG09 sent)")
-        core.observer.yourTurn(core.board)
+
+    judging.upon(Match._resume).to(theirTurn).returns(None)
 
     @judging.upon(Match._theyStartNext).to(theirNewGame)
     def awaitNewGame(inputs: Match, core: MatchCore) -> None:
@@ -505,11 +546,7 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
             # original inviter ignores MSG07 1, and the original moves first
             # after winning or after a draw it started. Nothing is on the
             # board yet, so following it keeps one well-defined game.
-            core.observer.notice(
-                f"{core.peerNick} made the first move of game {core.gameNumber} although it was ours"
-                " (text MSG07/MSG09); following it"
-            )
-            core.restartGame(iStart=False)
+            _followTheirStart(core, "made the first move")
             _playTheirs(inputs, core, position)
             return
         inputs._broken(f"MSG08 {position} arrived out of turn (text MSG08: only the player who has the turn moves)")
@@ -517,15 +554,50 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     @myTurn.upon(Match.remoteNewGame).to(judging)
     def newGameOnMyTurn(inputs: Match, core: MatchCore) -> None:
         if core.gameNumber > 1 and core.untouched():
-            core.observer.notice(
-                f"{core.peerNick} sent MSG09 although it is our turn to start game {core.gameNumber}"
-                " (text MSG09: the loser, or after a draw the non-starter, sends it); following it"
-            )
-            core.restartGame(iStart=False)
+            _followTheirStart(core, "sent MSG09 for the start")
             inputs._theirTurn()
             return
         _strayNewGame(core)
         inputs._myTurn()
+
+    # -- our first move of a game, held ---------------------------------------------
+
+    @myStartHeld.upon(Match.localMove).loop()
+    def keepFirstMove(inputs: Match, core: MatchCore, held: _Held, position: int) -> None:
+        held.move = position
+        core.observer.notice(f"{position} will be played in a moment, once {core.peerNick} has closed the last game")
+
+    @myStartHeld.upon(Match.remoteMove).to(judging)
+    def theyStartedFirst(inputs: Match, core: MatchCore, held: _Held, position: int) -> None:
+        held.cancel()
+        _followTheirStart(core, "made the first move")
+        _playTheirs(inputs, core, position)
+
+    @myStartHeld.upon(Match.remoteNewGame).to(judging)
+    def theyClaimTheStart(inputs: Match, core: MatchCore, held: _Held) -> None:
+        held.cancel()
+        _followTheirStart(core, "sent MSG09 for the start")
+        inputs._theirTurn()
+
+    @myStartHeld.upon(Match._graceOver).to(judging)
+    def startNow(inputs: Match, core: MatchCore, held: _Held) -> None:
+        held.cancel()
+        if held.move is None:
+            inputs._myTurn()
+            return
+        problem = core.apply(held.move, byMe=True)
+        if problem is not None:
+            core.observer.notice(f"not played: {problem}")
+            inputs._myTurn()
+            return
+        core.send(Move(held.move))
+        core.decideAfterMove(inputs)
+
+    @myStartHeld.upon(Match.startReceived).loop()
+    def startWhileHeld(inputs: Match, core: MatchCore, held: _Held, who: int) -> None:
+        core.observer.notice(
+            f"{core.peerNick} sent MSG07 {who} between games (text MSG07: once, at the start); ignored"
+        )
 
     @myTurn.upon(Match.startReceived).to(judging)
     def startOnMyTurn(inputs: Match, core: MatchCore, who: int) -> None:
@@ -573,7 +645,7 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         core.send(NewGame())
         core.newGame(iStart=True)
         core.observer.notice(
-            f"{core.peerNick} did not start game {core.gameNumber} within {core.settings.drawGrace:g} s after the"
+            f"{core.peerNick} did not start game {core.gameNumber} within {core.settings.startGrace:g} s after the"
             " draw (the original program never does); you start it (MSG09 sent)"
         )
         core.observer.yourTurn(core.board)
@@ -593,9 +665,23 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         def notMyTurn(inputs: Match, core: MatchCore, timers: _Timers, position: int) -> None:
             _notYourTurn(core)
 
-    @theirTurn.upon(Match.remoteNewGame).loop()
-    def strayNewGame(inputs: Match, core: MatchCore, timers: _Timers) -> None:
-        _strayNewGame(core)
+    @theirTurn.upon(Match.remoteNewGame).to(judging)
+    def newGameOnTheirTurn(inputs: Match, core: MatchCore, timers: _Timers) -> None:
+        timers.cancel()
+        if core.gameNumber > 1 and core.iStarted and core.board.moveCount == 1:
+            # Our first move reached the original while its result dialog
+            # was open and was lost; its MSG09 says it starts this game now.
+            lost = core.board.lastMove
+            core.peerStartsAnyway = True
+            core.observer.notice(
+                f"{core.peerNick} sent MSG09 after our first move of game {core.gameNumber}: it never saw that move"
+                f" ({lost}; the original program loses a move that arrives while its result dialog is open)."
+                " The game restarts with its first move"
+            )
+            core.restartGame(iStart=False)
+        else:
+            _strayNewGame(core)
+        inputs._resume()
 
     @theirTurn.upon(Match._stillWaiting).loop()
     @theirNewGame.upon(Match._stillWaiting).loop()

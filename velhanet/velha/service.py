@@ -91,7 +91,7 @@ class VelhaService(MultiService):
             autoInvite=options["invite"],
             trace=trace if options["trace"] else noTrace,
             settings=MatchSettings(
-                peer=options["peer-timeout"], drawGrace=options["draw-grace"], first=options["first"]
+                peer=options["peer-timeout"], startGrace=options["start-grace"], first=options["first"]
             ),
         )
         datagrams.lobby = self.lobby

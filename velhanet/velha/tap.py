@@ -8,7 +8,7 @@ from twisted.python import usage
 
 from velhanet.velha import wire
 from velhanet.velha.lobby import PROTOCOL_PORT
-from velhanet.velha.match import DRAW_GRACE, PEER_TIMEOUT
+from velhanet.velha.match import PEER_TIMEOUT, START_GRACE
 from velhanet.velha.service import makeService as _makeService
 
 
@@ -39,9 +39,9 @@ class Options(usage.Options):
             float,
         ],
         [
-            "draw-grace",
+            "start-grace",
             None,
-            DRAW_GRACE,
+            START_GRACE,
             "seconds to wait after a draw we started for the peer to start the next game before we do",
             float,
         ],
@@ -74,7 +74,7 @@ class Options(usage.Options):
         self["announce"] = [a.strip() for a in announce.split(",") if a.strip()] if announce else []
         if self["log-file"] is None:
             self["log-file"] = f"velha-{self['nick']}.log"
-        for name in ("move-delay", "peer-timeout", "draw-grace"):
+        for name in ("move-delay", "peer-timeout", "start-grace"):
             if self[name] < 0:
                 raise usage.UsageError(f"--{name} must not be negative")
 
