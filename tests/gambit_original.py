@@ -9,7 +9,9 @@ What it does, as read from its source and seen on loopback
 - a JOIN with White's name → ERROR "No se puede usar el mismo nombre que el
   oponente" *and then the join anyway*, in the same write;
 - a JOIN for an unknown id → no answer at all;
-- MOVE → relayed unchanged to the other player (chosen by the ``User`` field);
+- MOVE → relayed unchanged to White if its ``User`` is Black's name, else to
+  Black (by name, not by connection: with two equal names, White's own moves
+  come back to White);
   no validation, no reply; it never detects mate or a draw;
 - END → to the other player only: END{User: sender, Args: "<other> ha ganado la partida"};
 - a closed connection → END "El jugador X ha abandonado la partida" to both;
@@ -68,6 +70,7 @@ class OriginalServerProtocol(Protocol):
             self.write(1, message.user, game.white.user)
             game.white.write(1, message.user, message.user)
         elif message.cmd == 4 and self.game is not None and self.game.black is not None:
+            # server.go: to White when User is Black's name, else to Black — by name, not by connection
             target = self.game.white if message.user == self.game.black.user else self.game.black
             target.write(4, message.user, message.args)
         elif message.cmd == 5 and self.game is not None and self.game.black is not None:

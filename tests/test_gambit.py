@@ -453,10 +453,10 @@ class SpanishTests(SynchronousTestCase):
         same.send(cmd=3, user="dave", args=otherId)
         self.assertEqual(same.received()[0].args, "No se puede usar el mismo nombre que el oponente")
         black.send(cmd=4, user="bob", args="e5")
-        self.assertEqual(black.received()[0].args, "no es tu turno: mueven las blancas")
+        self.assertEqual(black.received()[0].args, "No es tu turno: mueven las blancas")
         white.send(cmd=4, user="alice", args="e7e5")
         self.assertEqual(
-            white.received()[0].args, "movimiento rechazado: e7e5 no es legal aquí: la pieza de e7 no es de las blancas"
+            white.received()[0].args, "Movimiento rechazado: e7e5 no es legal aquí: la pieza de e7 no es de las blancas"
         )
         for i, move in enumerate(FOOLS_MATE):
             [white, black][i % 2].send(cmd=4, user="x", args=move)
@@ -532,10 +532,6 @@ class ClientOnOriginalServerTests(SynchronousTestCase):
 
     def test_sameNameJoinPlaysOn(self) -> None:
         alice = self.table.connect("sam", None)
-        bob = self.table.connect("sam2", None)
-        del bob
-        joiner = self.table.connect("samx", alice.gameId)
-        del joiner
         again = self.table.connect("sam", alice.gameId)  # ERROR, then OK in the same write
         self.table.run(2)
         self.assertEqual(again.phase, "playing")
@@ -543,6 +539,19 @@ class ClientOnOriginalServerTests(SynchronousTestCase):
         self.assertIn("No se puede usar el mismo nombre que el oponente (and it joined us anyway", said)
         self.assertNotIn("The server refused", said)
         self.assertNotIn("sam", self.table.finished)
+        # The original routes a MOVE by its User name: White's moves go out without one, so both reach.
+        self.play(alice, again, ["e4", "e5", "Nf3"])
+        self.assertEqual(again.board.fen(), alice.board.fen())
+        self.assertEqual(len(again.board.move_stack), 3)
+
+    def test_finalLineNamesTheCheckmate(self) -> None:
+        """The mated side's last line is the checkmate, even when the winner's quick exit adds 'abandonado'."""
+        alice, bob = self.game()
+        self.play(alice, bob, FOOLS_MATE)
+        self.table.clients["bob"].transport.loseConnection()  # the winner leaves at once
+        self.table.run(3)
+        lines = self.table.screens["alice"]
+        self.assertTrue(lines[-1].startswith("GAME OVER: checkmate, you lost"), lines[-3:])
 
     def test_matedSideFinishes(self) -> None:
         alice, bob = self.game()
@@ -550,7 +559,9 @@ class ClientOnOriginalServerTests(SynchronousTestCase):
         self.table.run(3)
         self.assertEqual(self.table.finished, {"alice": 0, "bob": 0})
         self.assertIn("Checkmate: you lost.", self.table.said("alice"))
-        self.assertIn("GAME OVER: bob ha ganado la partida", self.table.said("bob"))
+        self.assertIn(
+            "GAME OVER: Black wins by checkmate (the server says: bob ha ganado la partida)", self.table.said("bob")
+        )
         self.assertNotIn("abandonado", self.table.said("alice"))
 
     def test_drawEndsWithoutTheServer(self) -> None:
@@ -561,7 +572,10 @@ class ClientOnOriginalServerTests(SynchronousTestCase):
         self.assertEqual(self.table.finished, {"alice": 0, "bob": 0})
         for user in ("alice", "bob"):
             self.assertIn("draw by threefold repetition", self.table.said(user))
-            self.assertIn("the original Gambit server never does at a draw", self.table.said(user))
+            self.assertIn(
+                "GAME OVER: draw by threefold repetition (the server sent no END; the original Gambit server does not)",
+                self.table.said(user),
+            )
 
     def test_whoJoinedWhom(self) -> None:
         alice, bob = self.game()

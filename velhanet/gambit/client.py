@@ -142,6 +142,9 @@ class ClientSession:
         self._timer: IDelayedCall | None = None
         self._refusal: str | None = None
         self._drawAck: IDelayedCall | None = None
+        self.verdict = ""
+        """The end of the game as our own board shows it, once it is over."""
+        self.drawHintGiven = False
         self.scripted: list[str] | None = None
         """Lines from a standard input that is not a terminal: played when the client is ready."""
         self.inputEnded = False
@@ -190,7 +193,13 @@ class ClientSession:
             self.say(f"{self.opponent} offers a draw: type 'draw' to accept, or move to decline.")
         elif cmd == Cmd.END:
             self._cancelTimer()
-            self.say(f"GAME OVER: {message.args or 'the game has ended'}")
+            text = message.args or "the game has ended"
+            if self.verdict:
+                # Our board already decided it; the original server may add "X ha abandonado"
+                # when the winner leaves first, which is not how this game ended.
+                self.say(f"GAME OVER: {self.verdict} (the server says: {text})")
+            else:
+                self.say(f"GAME OVER: {text}")
             self.phase = "over"
             self.finish(0)
 
@@ -233,10 +242,15 @@ class ClientSession:
         elif self.phase == "playing" and self.myOffer and self._drawAck is not None:
             self._drawAck.cancel()
             self._drawAck = None
-            self.say(f"Server: {args}. An opponent on the original Gambit client does not see draw offers.")
+            self.say(f"Server: {args}.")
+            if not self.drawHintGiven:
+                self.drawHintGiven = True
+                self.say(f"(If {self.opponent} plays with the original Gambit client, it does not see draw offers.)")
 
     def _start(self, colour: chess.Color, opponent: str) -> None:
         self.colour, self.opponent, self.phase = colour, opponent, "playing"
+        if opponent == self.user:
+            self.say(f"Your opponent is also called {opponent}: your moves go out without a user name.")
         if colour == chess.WHITE:
             self.say(f"{opponent} joined your game {self.gameId}. You play White. Type 'help' for commands.")
         else:
@@ -258,31 +272,50 @@ class ClientSession:
         self.lastSent = None
         self.say(f"{self.opponent} played {san}")
         if self.myOffer:
-            self.myOffer = False
+            self._offerSettled()
             self.say(f"{self.opponent} played on: your draw offer is declined.")
         self.show()
         if self.board.is_checkmate():
             # The original server does not detect mate; its client announces it with END.
             self.say("Checkmate: you lost.")
-            self.send(Message(Cmd.END, self.user, ""))
-            self._over()
+            self.send(Message(Cmd.END, self._moveUser(), ""))
+            self._over("checkmate, you lost")
             return
         outcome = gameOutcome(self.board)
         if outcome is not None:
             self.say(describeOutcome(outcome))
-            self._over()
+            self._over(describeOutcome(outcome))
             return
         self._prompt()
 
-    def _over(self) -> None:
+    def _offerSettled(self) -> None:
+        self.myOffer = False
+        if self._drawAck is not None and self._drawAck.active():
+            self._drawAck.cancel()
+        self._drawAck = None
+
+    def _over(self, verdict: str) -> None:
         """The board says the game is over: wait briefly for the server's END, then leave."""
         self.phase = "over"
+        self.verdict = verdict
+        self._offerSettled()
         self._arm(END_GRACE, self._leaveAfterGame)
 
     def _leaveAfterGame(self) -> None:
         self._timer = None
-        self.say("GAME OVER (the server did not close the game; the original Gambit server never does at a draw)")
+        self.say(f"GAME OVER: {self.verdict} (the server sent no END; the original Gambit server does not)")
         self.finish(0)
+
+    def _moveUser(self) -> str:
+        """The ``User`` of what we send: our name, except as White against our own name.
+
+        The original server sends a MOVE to White when its ``User`` is Black's
+        name, else to Black: with both players named alike, White's moves
+        would come back to White. An empty ``User`` reaches Black.
+        """
+        if self.colour == chess.WHITE and self.opponent == self.user:
+            return ""
+        return self.user
 
     def _prompt(self) -> None:
         if not self.myTurn():
@@ -315,7 +348,7 @@ class ClientSession:
         san = self.board.san(move)
         self.board.push(move)
         self.lastSent = move
-        self.send(Message(Cmd.MOVE, self.user, f"{self.gameId}:{move.uci()}"))
+        self.send(Message(Cmd.MOVE, self._moveUser(), f"{self.gameId}:{move.uci()}"))
         self.say(f"You played {san}")
         if self.theirOffer:
             self.theirOffer = False
@@ -324,7 +357,7 @@ class ClientSession:
         outcome = gameOutcome(self.board)
         if outcome is not None:
             self.say(describeOutcome(outcome))
-            self._over()
+            self._over(describeOutcome(outcome))
 
     def offerDraw(self) -> None:
         if self.phase != "playing":
@@ -355,11 +388,13 @@ class ClientSession:
             self.offerDraw()
         elif word == "resign":
             if self.phase == "playing":
-                self.send(Message(Cmd.END, self.user, f"{self.user} resigns: {self.opponent} wins"))
+                self.send(Message(Cmd.END, self._moveUser(), f"{self.user} resigns: {self.opponent} wins"))
                 self.say("You resigned.")
                 self.phase = "over"
                 self._arm(0.3, lambda: self.finish(0))
         elif word in ("quit", "exit"):
+            if self.phase == "over":
+                return  # the game has ended already (standard input closing after it)
             self.say("Leaving the game.")
             self.phase = "over"
             self.finish(0)
