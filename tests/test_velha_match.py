@@ -11,7 +11,7 @@ from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.velha import wire
-from velhanet.velha.lobby import Lobby, MatchProtocol
+from velhanet.velha.lobby import CLOSE_DELAY, Lobby, MatchProtocol
 from velhanet.velha.match import START_GRACE, MatchCore, MatchMachine, MatchSettings
 
 from .velha_harness import Recorder
@@ -344,6 +344,8 @@ class ReferencePeerTests(SynchronousTestCase):
                 self.peer(b"08006%d\n" % theirs)
                 self.lobby.play(mine)
         self.assertEqual(self.recorder.events[-1], ("seriesOver", "won", (3, 0)))
+        self.assertTrue(self.transport.connected)  # the last move first has a moment to be read
+        self.lobby.clock.advance(CLOSE_DELAY)  # type: ignore[attr-defined]
         self.assertFalse(self.transport.connected)
         self.assertNotIn(b"09005", self.written())  # the winner never sent MSG09
 

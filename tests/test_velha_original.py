@@ -98,7 +98,7 @@ class SlowAcceptTests(Scenario):
         self.velha.datagramReceived(wire.encode(wire.InviteAnswer("javaP", port.portNumber)), JAVA)
         self.lan.run(29)
         self.assertIsNotNone(self.velha.matchProtocol)
-        self.lan.run(2)
+        self.lan.run(3)
         self.assertEqual(b"".join(received), b"10005\n")
         ended = [str(e[1]) for e in self.boEvents("ended")]
         self.assertTrue(ended and "sent no MSG07 within 30 s" in ended[0], ended)
@@ -150,6 +150,20 @@ class DrawTests(Scenario):
         self.assertEqual(java.results, ["draw"] * 5)
         self.assertEqual(java.lostMoves, [])
         self.assertEqual(self.boEvents("seriesOver"), [("seriesOver", "draw", (0, 0))])
+
+    def test_personSlowerThanTheGrace(self) -> None:
+        """12 s on each result dialog (more than the 8 s grace): moves get lost under the original's
+        dialog and the boards part; its MSG09 in the middle of a game shows it, that game is void, the
+        next starts with the original, and the series still ends on both sides, no rule broken."""
+        java = self.original(clickDelay=12, strategy="perfect")
+        java.invite("Bo", VELHA)
+        self.lan.run(600, step=0.05)
+        self.assertTrue(java.lostMoves)
+        self.assertTrue(any("is void; the next game starts with javaP" in n for n in self.notices()))
+        self.assertEqual(len(self.boEvents("seriesOver")), 1)
+        self.assertEqual(self.boEvents("ended"), [])
+        self.assertIn("Conexão com jogador remoto caiu.", java.events)  # its end, when velhanet closes
+        self.assertBackInLobby()
 
     def test_lostFirstMoveIsRecovered(self) -> None:
         """A person slower than the grace: our first move of game 2 is lost under the original's

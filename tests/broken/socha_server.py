@@ -1,18 +1,43 @@
-"""A Software-Challenge server that closes the connection after the result instead of sending <left/>.
+"""velhanet's Software-Challenge server with one fault, chosen on the command line.
 
-python -m tests.broken.socha_server PORT
+    python -m tests.broken.socha_server PORT FAULT
+
+Each fault breaks exactly one rule of ``docs/socha.md`` (its anchor is the
+fault's name).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Any
+from xml.etree.ElementTree import Element
 
 from twisted.internet import reactor
 
+from velhanet.games.interfaces import IllegalMove
 from velhanet.socha.lobby import Lobby, SochaProtocol
+from velhanet.socha.xml import tag
+
+
+class NoRoomIdInJoined(SochaProtocol):
+    def sendPacket(self, packet: Element) -> None:
+        if packet.tag == "joined":
+            packet = tag("joined", {"roomid": packet.get("roomId")})
+        super().sendPacket(packet)
+
+
+class SwappedColours(SochaProtocol):
+    def sendPacket(self, packet: Element) -> None:
+        data = packet.find("data") if packet.tag == "room" else None
+        if data is not None and data.get("class") == "welcomeMessage":
+            data.set("color", "TWO" if data.get("color") == "ONE" else "ONE")
+        super().sendPacket(packet)
 
 
 class NoLeft(SochaProtocol):
+    """Closes after the result instead of sending <left/>."""
+
     def leftRoom(self, roomId: str) -> None:
         self.room = None
         self.closing = True
@@ -20,10 +45,57 @@ class NoLeft(SochaProtocol):
             self.transport.loseConnection()
 
 
+class IgnoresInvalidMoves(SochaProtocol):
+    def _roomMessage(self, message: Element) -> None:
+        data = message.find("data")
+        room = self.room
+        if room is not None and data is not None and data.get("class") == "move":
+            try:
+                room.core.adapter.apply(room.core.state, room.core.adapter.parseMove(data))
+            except IllegalMove:
+                return  # dropped: no error, no result
+        super()._roomMessage(message)
+
+
+class IgnoresMovesOutOfTurn(SochaProtocol):
+    def _roomMessage(self, message: Element) -> None:
+        room = self.room
+        if room is not None and room.core.state is not None:
+            mover = room.core.mover()
+            if mover is not None and mover.client is not self:
+                return  # dropped: no violation
+        super()._roomMessage(message)
+
+
+class NeverSendsErrorpackets(SochaProtocol):
+    def error(self, message: str, original: Element | None) -> None:
+        pass
+
+
+class CrashOnBadXml(SochaProtocol):
+    def dataReceived(self, data: bytes) -> None:
+        if b"<!DOCTYPE" in data:
+            os._exit(2)
+        super().dataReceived(data)
+
+
+FAULTS: dict[str, Any] = {
+    "socha-join": NoRoomIdInJoined,
+    "socha-start": SwappedColours,
+    "socha-full-game": NoLeft,
+    "socha-invalid-move": IgnoresInvalidMoves,
+    "socha-out-of-turn": IgnoresMovesOutOfTurn,
+    "socha-hard-timeout": SochaProtocol,  # with the time limits off: see main
+    "socha-unknown-reservation": NeverSendsErrorpackets,
+    "socha-bad-xml": CrashOnBadXml,
+}
+
+
 def main() -> None:
-    lobby = Lobby(reactor)
-    lobby.buildProtocol = lambda addr: NoLeft(lobby)  # type: ignore[method-assign]
-    reactor.listenTCP(int(sys.argv[1]), lobby, interface="127.0.0.1")  # type: ignore[attr-defined]
+    port, fault = int(sys.argv[1]), sys.argv[2]
+    lobby = Lobby(reactor, timeouts=fault != "socha-hard-timeout")
+    lobby.buildProtocol = lambda addr: FAULTS[fault](lobby)  # type: ignore[method-assign]
+    reactor.listenTCP(port, lobby, interface="127.0.0.1")  # type: ignore[attr-defined]
     print("ready", flush=True)
     reactor.run()  # type: ignore[attr-defined]
 

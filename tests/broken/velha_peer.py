@@ -1,36 +1,178 @@
-"""A JogoVelha bot peer that never answers MSG01.
+"""velhanet's JogoVelha bot peer with one fault, chosen on the command line.
 
-python -m tests.broken.velha_peer INTERFACE ANNOUNCE
+    python -m tests.broken.velha_peer INTERFACE ANNOUNCE FAULT
+
+It accepts every invitation, invites ``vinvite`` when it sees it, plays fast,
+and breaks exactly one rule of ``docs/velha.md`` (its anchor is the fault's name).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from twisted.internet import reactor
 
 from velhanet.velha import wire
-from velhanet.velha.lobby import Lobby
+from velhanet.velha.lobby import Lobby, MatchProtocol
+from velhanet.velha.protocol import VelhaDatagramProtocol
 from velhanet.velha.service import VelhaService
 from velhanet.velha.tap import Options
 
-_original = Lobby.datagramReceived
+
+def deafToHello() -> None:
+    original = Lobby.datagramReceived
+
+    def datagramReceived(self: Lobby, data: bytes, host: str) -> None:
+        if not data.startswith(b"01"):
+            original(self, data, host)
+
+    Lobby.datagramReceived = datagramReceived  # type: ignore[method-assign]
 
 
-def deafToHello(self: Lobby, data: bytes, host: str) -> None:
-    try:
-        if isinstance(wire.decodeDatagram(data), wire.Hello):
+def listenerDiesOnJunk() -> None:
+    original = VelhaDatagramProtocol.datagramReceived
+    dead: list[bool] = []
+
+    def datagramReceived(self: VelhaDatagramProtocol, datagram: bytes, addr: Any) -> None:
+        if dead:
             return
-    except wire.MalformedMessage:
-        pass
-    _original(self, data, host)
+        try:
+            wire.decodeDatagram(datagram)
+        except wire.MalformedMessage:
+            dead.append(True)  # as the original's thread on a non-digit length
+            return
+        original(self, datagram, addr)
+
+    VelhaDatagramProtocol.datagramReceived = datagramReceived  # type: ignore[method-assign]
+
+
+def neverSendsStart() -> None:
+    def send(self: MatchProtocol, message: wire.StreamMessage) -> None:
+        if not isinstance(message, wire.MatchStart):
+            original(self, message)
+
+    original = MatchProtocol.send
+    MatchProtocol.send = send  # type: ignore[method-assign]
+
+
+def answersWithTheInvitersNick() -> None:
+    original = Lobby._send
+
+    def _send(self: Lobby, message: wire.DatagramMessage, host: str) -> None:
+        if isinstance(message, wire.InviteAnswer) and message.accepted:
+            inviter = next((h.nick for h in self.invitees.values() if h.address == host), message.nick)
+            message = wire.InviteAnswer(inviter, message.port)
+        original(self, message, host)
+
+    Lobby._send = _send  # type: ignore[method-assign]
+
+
+def needsMsg06() -> None:
+    """As the original: MSG07 only once both the connection and MSG06 are there."""
+    acked = [False]
+    originalAck, originalInvited, originalSend = Lobby._acknowledged, Lobby._invited, MatchProtocol.send
+
+    def _acknowledged(self: Lobby, host: str) -> None:
+        acked[0] = True
+        originalAck(self, host)
+
+    def _invited(self: Lobby, nick: str, host: str) -> None:
+        if nick.casefold() not in self.invitees:
+            acked[0] = False  # a new invitation
+        originalInvited(self, nick, host)
+
+    def send(self: MatchProtocol, message: wire.StreamMessage) -> None:
+        if isinstance(message, wire.MatchStart) and not acked[0]:
+
+            def later() -> None:
+                if acked[0]:
+                    originalSend(self, message)
+                elif not self.closing and self.transport is not None:
+                    reactor.callLater(0.1, later)  # type: ignore[attr-defined]
+
+            later()
+            return
+        originalSend(self, message)
+
+    Lobby._acknowledged = _acknowledged  # type: ignore[method-assign]
+    Lobby._invited = _invited  # type: ignore[method-assign]
+    MatchProtocol.send = send  # type: ignore[method-assign]
+
+
+def repeatsAMove(asInvitee: bool) -> None:
+    """Its third move of a series goes where its second went: a taken position."""
+    original = MatchProtocol.send
+
+    def send(self: MatchProtocol, message: wire.StreamMessage) -> None:
+        if isinstance(message, wire.Move) and self.isInvitee == asInvitee:
+            moves = self.__dict__.setdefault("moves", [])
+            if len(moves) == 2:
+                message = wire.Move(moves[1])
+            moves.append(message.position)
+        original(self, message)
+
+    MatchProtocol.send = send  # type: ignore[method-assign]
+
+
+def silentWhenBusy() -> None:
+    original = Lobby._invited
+
+    def _invited(self: Lobby, nick: str, host: str) -> None:
+        if self.busy() and nick.casefold() not in self.invitees:
+            return
+        original(self, nick, host)
+
+    Lobby._invited = _invited  # type: ignore[method-assign]
+
+
+def readerDiesOnJunk() -> None:
+    original = MatchProtocol.dataReceived
+
+    def dataReceived(self: MatchProtocol, data: bytes) -> None:
+        if self.__dict__.get("dead"):
+            return
+        if b"x" in data:
+            self.__dict__["dead"] = True  # as the original's reader on a non-digit body
+            return
+        original(self, data)
+
+    MatchProtocol.dataReceived = dataReceived  # type: ignore[method-assign]
+
+
+FAULTS = {
+    "velha-hello": deafToHello,
+    "velha-malformed-datagrams": listenerDiesOnJunk,
+    "velha-invite": neverSendsStart,
+    "velha-answer-nick": answersWithTheInvitersNick,
+    "velha-no-msg06": needsMsg06,
+    "velha-series-invitee": lambda: repeatsAMove(asInvitee=True),
+    "velha-series-inviter": lambda: repeatsAMove(asInvitee=False),
+    "velha-busy": silentWhenBusy,
+    "velha-malformed-frame": readerDiesOnJunk,
+}
 
 
 def main() -> None:
-    Lobby.datagramReceived = deafToHello  # type: ignore[method-assign]
+    interface, announce, fault = sys.argv[1:4]
+    FAULTS[fault]()
     options = Options()
     options.parseOptions(
-        ["--nick", "Deaf", "--bot", "--interface", sys.argv[1], "--announce", sys.argv[2], "--move-delay", "0.05"]
+        [
+            "--nick",
+            "Faulty",
+            "--bot",
+            "--interface",
+            interface,
+            "--announce",
+            announce,
+            "--invite",
+            "vinvite",
+            "--move-delay",
+            "0.05",
+            "--start-grace",
+            "0.5",
+        ]
     )
     service = VelhaService(options, reactor)
     service.startService()

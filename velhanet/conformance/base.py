@@ -1,21 +1,40 @@
-"""What every conformance test shares: the target, rule-naming checks and deviations.
+"""What every conformance check shares: the target, rules with a place in the docs, verdicts.
 
-A *deviation* is behaviour that breaks velhanet's reading of an ambiguous
-text but is known from the original programs (e.g. the original Gambit
-server answering JOIN with White's name by ERROR *and* OK). By default it is
-reported as a warning — never as a pass; with ``--strict`` it fails.
+A check is a trial test method whose docstring's first line is the rule it
+checks; ``@rule("gambit-join-unknown")`` ties it to the paragraph of
+``docs/<family>.md`` that states the rule (anchor ``#gambit-join-unknown``), so
+a student can read what was expected.
+
+Verdicts, and how a check reaches them:
+
+- PASS: the test method returned;
+- FAIL: ``require`` failed (the message says what was expected and what came);
+- WARN: ``deviation``: behaviour that breaks velhanet's reading of an
+  ambiguous text but is known from the original programs; never a pass, and a
+  FAIL with ``--strict``;
+- SKIP: ``skipTest``: the check does not apply to this run (e.g. ``--destructive``
+  not given);
+- NOT RUN: ``precondition``: the target is not in the state the check needs
+  (its previous answers broke the rule the precondition names, or the target
+  stopped answering); the runner also gives it to every check after the
+  target has died. A NOT RUN is never the program's grade for that rule.
 """
 
 from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, NoReturn, TypeVar
 
 from twisted.trial.unittest import SkipTest, SynchronousTestCase
 
 WARNING_PREFIX = "WARN: "
+NOT_RUN_PREFIX = "NOT RUN: "
+
+PASS, FAIL, WARN, SKIP, NOT_RUN = "PASS", "FAIL", "WARN", "SKIP", "NOT RUN"
+VERDICTS = (PASS, FAIL, WARN, SKIP, NOT_RUN)
 
 
 @dataclass
@@ -30,6 +49,15 @@ class Target:
     timeout: float = 3.0
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def describe(self) -> str:
+        if self.family == "gobang":
+            return f"gobang server pid {self.pid} in {self.fifoDir}"
+        if self.family == "socha-player":
+            return f"player command {self.command!r}"
+        if self.family == "velha":
+            return f"JogoVelha peer at {self.host}:{self.port}"
+        return f"{self.family} server at {self.host}:{self.port}"
+
 
 _current: Target | None = None
 
@@ -43,6 +71,45 @@ def target() -> Target:
     if _current is None:
         raise SkipTest("no target configured: run the suite with velhanet-check")
     return _current
+
+
+class NotRun(SkipTest):
+    """The check's precondition does not hold; ``dependsOn`` names the rule whose failure explains it.
+
+    trial hands a skip on as its text only, so the text carries both:
+    ``NOT RUN: <dependsOn>|<reason>``.
+    """
+
+    def __init__(self, reason: str, dependsOn: str = "") -> None:
+        super().__init__(f"{NOT_RUN_PREFIX}{dependsOn}|{reason}")
+
+
+def parseNotRun(text: str) -> tuple[str, str] | None:
+    """(dependsOn, reason) from a NotRun's text, or None for another skip."""
+    if not text.startswith(NOT_RUN_PREFIX):
+        return None
+    dependsOn, _, reason = text[len(NOT_RUN_PREFIX) :].partition("|")
+    return dependsOn, reason
+
+
+def rule(
+    anchor: str, *, last: bool = False, stopsTarget: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Tie a check to its rule in ``docs/<family>.md#anchor``.
+
+    ``last``: the check may stop a fragile target (a crash the rule is
+    about), so the runner runs it after every other check. ``stopsTarget``:
+    stopping the target is what the check asks for (Kill); it runs last and
+    the target's end afterwards is no failure.
+    """
+
+    def mark(method: Callable[..., Any]) -> Callable[..., Any]:
+        method.ruleAnchor = anchor  # type: ignore[attr-defined]
+        method.runsLast = last or stopsTarget  # type: ignore[attr-defined]
+        method.stopsTarget = stopsTarget  # type: ignore[attr-defined]
+        return method
+
+    return mark
 
 
 Item = TypeVar("Item")
@@ -86,8 +153,17 @@ class StreamClient(Generic[Item]):
         self.socket.close()
 
 
+def tcpReachable(host: str, port: int, timeout: float = 3.0) -> str | None:
+    """None if a TCP connection to host:port can be made, else why not."""
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as error:
+        return f"no TCP connection to {host}:{port}: {error.strerror or error}"
+    return None
+
+
 class ConformanceCase(SynchronousTestCase):
-    """A test against the configured target; failures name the rule they check."""
+    """A check against the configured target; failures name the rule they check."""
 
     family = ""
 
@@ -100,6 +176,15 @@ class ConformanceCase(SynchronousTestCase):
         """Fail with ``message`` (which names the rule) unless ``condition``."""
         if not condition:
             self.fail(message)
+
+    def precondition(self, condition: object, message: str, dependsOn: str = "") -> None:
+        """Stop the check as NOT RUN unless ``condition``: the target is not where the check starts.
+
+        ``dependsOn`` is the anchor of the rule whose breach explains it, so a
+        report names one root cause once.
+        """
+        if not condition:
+            raise NotRun(message, dependsOn)
 
     def deviation(self, message: str) -> NoReturn:
         """A known deviation where the text is ambiguous: a warning, or a failure with --strict."""

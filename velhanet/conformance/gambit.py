@@ -1,8 +1,7 @@
 """Gambit server conformance: every command path, ERROR answers, relaying, disconnects, framing.
 
-The target is a server at HOST:PORT. The rules are the text's sections
-(``gambit-protocol.es.txt``) or velhanet's documented decisions
-(``docs/gambit.md``), named in each docstring and failure message.
+The target is a server at HOST:PORT. Each rule is stated in
+``docs/gambit.md`` (the anchor given with ``@rule``).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import json
 import re
 import time
 
-from velhanet.conformance.base import ConformanceCase, StreamClient
+from velhanet.conformance.base import ConformanceCase, StreamClient, Target, rule, tcpReachable
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message
 
 
@@ -36,78 +35,100 @@ def describe(message: Message | None) -> str:
     return "nothing" if message is None else message.describe()
 
 
+def canTest(target: Target) -> str | None:
+    return tcpReachable(target.host, target.port, target.timeout)
+
+
+def probe(target: Target) -> str | None:
+    """Still serving: a new TCP connection is accepted."""
+    return tcpReachable(target.host, target.port, target.timeout)
+
+
 class GambitConformance(ConformanceCase):
     family = "gambit"
 
     def client(self) -> JsonClient:
-        client = JsonClient(self.target.host, self.target.port, self.target.timeout)
+        try:
+            client = JsonClient(self.target.host, self.target.port, self.target.timeout)
+        except OSError as error:
+            self.precondition(False, f"no new connection to the server: {error}")
+            raise
         self.addCleanup(client.close)
         return client
 
     def created(self, name: str = "white") -> tuple[JsonClient, str]:
+        """A game created by ``name`` (a precondition: CREATE is checked by its own rule)."""
         white = self.client()
         white.send(Cmd.CREATE, name, "")
         answer = white.receive()
-        self.require(
+        self.precondition(
             answer is not None and answer.cmd == Cmd.OK and answer.args,
-            f"CREATE must be answered by OK with a game id (text §2); got {describe(answer)}",
+            f"needs a game: CREATE was answered by {describe(answer)}",
+            dependsOn="gambit-create",
         )
         assert answer is not None
         return white, answer.args
 
     def game(self) -> tuple[JsonClient, JsonClient, str]:
+        """Two players in one game (a precondition: JOIN is checked by its own rule)."""
         white, gameId = self.created("white")
         black = self.client()
         black.send(Cmd.JOIN, "black", gameId)
-        first = black.receive()
-        self.require(
-            first is not None and first.cmd == Cmd.OK,
-            f"JOIN of an open game must be answered by OK (text §3); got {describe(first)}",
-        )
-        second = white.receive()
-        self.require(
-            second is not None and second.cmd == Cmd.OK,
-            f"White must get OK with its opponent's name after a JOIN (text §2); got {describe(second)}",
+        first, second = black.receive(), white.receive()
+        self.precondition(
+            first is not None and first.cmd == Cmd.OK and second is not None and second.cmd == Cmd.OK,
+            f"needs a game with two players: JOIN was answered by {describe(first)} to the joiner"
+            f" and {describe(second)} to White",
+            dependsOn="gambit-join",
         )
         return white, black, gameId
 
     # -- creation and joining ----------------------------------------------------------------
 
+    @rule("gambit-create")
     def test_createAnswersOkWithGameId(self) -> None:
-        """CREATE is answered by OK with a game id (text §2)."""
-        _, gameId = self.created()
-        if not re.fullmatch(r"[0-9a-f]{4}", gameId):
-            self.deviation(
-                f"game ids are 4 lowercase hex digits (velhanet decision; the original's form); got {gameId!r}"
-            )
+        """CREATE is answered by OK with a game id."""
+        white = self.client()
+        white.send(Cmd.CREATE, "white", "")
+        answer = white.receive()
+        self.require(
+            answer is not None and answer.cmd == Cmd.OK and answer.args,
+            f"CREATE must be answered by OK with a game id; got {describe(answer)}",
+        )
+        assert answer is not None
+        if not re.fullmatch(r"[0-9a-f]{4}", answer.args):
+            self.deviation(f"game ids are 4 lowercase hex digits (the original's form); got {answer.args!r}")
 
+    @rule("gambit-join")
     def test_joinTellsBothPlayers(self) -> None:
-        """JOIN: the joiner gets OK with White's name, White gets OK with the joiner's name (text §2–3)."""
+        """JOIN: the joiner gets OK with White's name, White gets OK with the joiner's name."""
         white, gameId = self.created("alice")
         black = self.client()
         black.send(Cmd.JOIN, "bob", gameId)
         toBlack, toWhite = black.receive(), white.receive()
         self.require(
             toBlack is not None and toBlack.cmd == Cmd.OK and toBlack.args == "alice",
-            f"the joiner must get OK with the opponent's name 'alice' (text §3); got {describe(toBlack)}",
+            f"the joiner must get OK with the opponent's name 'alice'; got {describe(toBlack)}",
         )
         self.require(
             toWhite is not None and toWhite.cmd == Cmd.OK and toWhite.args == "bob",
-            f"White must get OK with the opponent's name 'bob' (text §2); got {describe(toWhite)}",
+            f"White must get OK with the opponent's name 'bob'; got {describe(toWhite)}",
         )
 
+    @rule("gambit-join-unknown")
     def test_joinUnknownGameIsAnError(self) -> None:
-        """JOIN of a game that does not exist is answered by ERROR (text §3: 'En caso contrario … ERROR')."""
+        """JOIN of a game that does not exist is answered by ERROR."""
         client = self.client()
         client.send(Cmd.JOIN, "bob", "zzzz")
         answer = client.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.ERROR,
-            f"JOIN of unknown game 'zzzz' must get ERROR (text §3); got {describe(answer)}",
+            f"JOIN of unknown game 'zzzz' must get ERROR; got {describe(answer)}",
         )
 
+    @rule("gambit-join-same-name")
     def test_joinWithTheSameNameIsRefused(self) -> None:
-        """JOIN with White's own name gets ERROR and does not join (velhanet decision, docs/gambit.md)."""
+        """JOIN with White's own name gets ERROR and does not join."""
         white, gameId = self.created("same")
         black = self.client()
         black.send(Cmd.JOIN, "same", gameId)
@@ -120,8 +141,9 @@ class GambitConformance(ConformanceCase):
         if later is not None and later.cmd == Cmd.OK:
             self.deviation("after the ERROR the join happened anyway (an OK followed), as in the original server")
 
+    @rule("gambit-keys")
     def test_keysAreCaseInsensitive(self) -> None:
-        """Keys are matched case-insensitively: {"cmd":2,"user":…} creates a game (velhanet decision)."""
+        """Keys are matched case-insensitively: {"cmd":2,"user":…} creates a game."""
         client = self.client()
         client.raw(b'{"cmd":2,"user":"lower","args":""}')
         answer = client.receive()
@@ -132,45 +154,49 @@ class GambitConformance(ConformanceCase):
 
     # -- moves and ends ------------------------------------------------------------------------
 
+    @rule("gambit-move-relay")
     def test_moveIsRelayedUnchangedToTheOpponentOnly(self) -> None:
-        """MOVE goes unchanged to the opponent, to nobody else, and is not answered (text §4)."""
+        """MOVE goes unchanged to the opponent, to nobody else, and is not answered."""
         white, black, gameId = self.game()
         bystander, _ = self.created("bystander")
         white.send(Cmd.MOVE, "white", f"{gameId}:e2e4")
         relayed = black.receive()
         self.require(
             relayed is not None and relayed.cmd == Cmd.MOVE and relayed.args == f"{gameId}:e2e4",
-            f"the opponent must get MOVE with args '{gameId}:e2e4' unchanged (text §4); got {describe(relayed)}",
+            f"the opponent must get MOVE with args '{gameId}:e2e4' unchanged; got {describe(relayed)}",
         )
         echo = white.receive(timeout=0.5)
-        self.require(echo is None, f"the server does not answer a MOVE (text §4); the sender got {describe(echo)}")
+        self.require(echo is None, f"the server does not answer a MOVE; the sender got {describe(echo)}")
         leak = bystander.receive(timeout=0.5)
         self.require(leak is None, f"a player of another game must not see the MOVE; it got {describe(leak)}")
 
+    @rule("gambit-end")
     def test_endIsForwarded(self) -> None:
-        """END is forwarded to the other player (text §5)."""
+        """END is forwarded to the other player."""
         white, black, _ = self.game()
         black.send(Cmd.END, "black", "")
         answer = white.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.END,
-            f"the opponent must get END after an abandon (text §5); got {describe(answer)}",
+            f"the opponent must get END after an abandon; got {describe(answer)}",
         )
 
+    @rule("gambit-disconnect")
     def test_disconnectSendsEnd(self) -> None:
-        """A connection that closes mid-game makes the server send END to the other player (text §5)."""
+        """A connection that closes mid-game makes the server send END to the other player."""
         white, black, _ = self.game()
         white.close()
         answer = black.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.END,
-            f"the opponent of a closed connection must get END (text §5); got {describe(answer)}",
+            f"the opponent of a closed connection must get END; got {describe(answer)}",
         )
 
     # -- framing ----------------------------------------------------------------------------------
 
+    @rule("gambit-split")
     def test_objectSplitAcrossWrites(self) -> None:
-        """An object split across TCP writes is understood (framing)."""
+        """An object split across TCP writes is understood."""
         client = self.client()
         data = json.dumps({"Cmd": Cmd.CREATE, "User": "split", "Args": ""}).encode()
         client.raw(data[:7])
@@ -182,33 +208,28 @@ class GambitConformance(ConformanceCase):
             f"a CREATE sent in two pieces must be answered by OK; got {describe(answer)}",
         )
 
+    @rule("gambit-back-to-back")
     def test_backToBackObjects(self) -> None:
-        """Two objects in one write are both handled: MOVE then END reach the opponent (framing)."""
-        white, black, gameId = self.game()
-        move = {"Cmd": Cmd.MOVE, "User": "white", "Args": f"{gameId}:e2e4"}
-        end = {"Cmd": Cmd.END, "User": "white", "Args": ""}
-        white.raw(json.dumps(move).encode() + json.dumps(end).encode())
-        first, second = black.receive(), black.receive()
+        """Two objects in one write are both handled: two CREATEs get two answers."""
+        client = self.client()
+        create = json.dumps({"Cmd": Cmd.CREATE, "User": "twice", "Args": ""}).encode()
+        client.raw(create + create)
+        first, second = client.receive(), client.receive()
+        self.require(first is not None, "the first of two back-to-back objects must be answered; got nothing")
         self.require(
-            first is not None and first.cmd == Cmd.MOVE,
-            f"the first of two back-to-back objects (MOVE) must be relayed; got {describe(first)}",
-        )
-        self.require(
-            second is not None and second.cmd == Cmd.END,
-            f"the second of two back-to-back objects (END) must not be lost; got {describe(second)}",
+            second is not None,
+            f"the second of two back-to-back objects must not be lost: after {describe(first)} came nothing",
         )
 
-    # -- robustness ---------------------------------------------------------------------------------
+    # -- robustness (may stop a fragile server: they run last) ----------------------------------------
 
     def assertServerAlive(self, after: str) -> None:
-        try:
-            _, gameId = self.created("alive")
-        except OSError as error:
-            self.fail(f"the server must keep serving after {after}; a new connection failed: {error}")
-        self.require(gameId, f"the server must keep serving after {after}")
+        stopped = probe(self.target)
+        self.require(stopped is None, f"the server must keep serving after {after}; {stopped}")
 
+    @rule("gambit-move-outside", last=True)
     def test_moveBeforeJoinIsAnErrorNotACrash(self) -> None:
-        """A MOVE outside any game gets ERROR, and the server keeps serving (robustness)."""
+        """A MOVE outside any game gets ERROR, and the server keeps serving."""
         client = self.client()
         client.send(Cmd.MOVE, "nobody", "abcd:e2e4")
         answer = client.receive()
@@ -216,8 +237,9 @@ class GambitConformance(ConformanceCase):
         if answer is None or answer.cmd != Cmd.ERROR:
             self.deviation(f"a MOVE outside a game should get ERROR; got {describe(answer)}")
 
+    @rule("gambit-bad-json", last=True)
     def test_invalidJsonIsAnErrorNotACrash(self) -> None:
-        """Invalid JSON gets ERROR, and the server keeps serving (robustness)."""
+        """Invalid JSON gets ERROR, and the server keeps serving."""
         client = self.client()
         client.raw(b'{"Cmd": oops}\n')
         answer = client.receive()
@@ -225,12 +247,13 @@ class GambitConformance(ConformanceCase):
         if answer is None or answer.cmd != Cmd.ERROR:
             self.deviation(f"invalid JSON should get ERROR; got {describe(answer)}")
 
+    @rule("gambit-empty-user")
     def test_serverMessagesHaveAnEmptyUser(self) -> None:
-        """Messages sent by the server carry an empty user field (text §1)."""
+        """Messages sent by the server carry an empty user field."""
         client = self.client()
         client.send(Cmd.CREATE, "someone", "")
         answer = client.receive()
-        self.require(answer is not None, f"CREATE must be answered (text §2); got {describe(answer)}")
+        self.precondition(answer is not None, "needs an answer to CREATE", dependsOn="gambit-create")
         assert answer is not None
         if answer.user:
             self.deviation(f"the server's OK carries user {answer.user!r} (the original server fills it in)")

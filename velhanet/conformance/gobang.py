@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from velhanet.conformance.base import ConformanceCase
+from velhanet.conformance.base import ConformanceCase, Target, rule
 
 Words = list[tuple[int, int, int]]
 
@@ -66,6 +66,49 @@ def ops(words: Words) -> list[int]:
     return [op for op, _, _ in words]
 
 
+def serverFifos(target: Target) -> list[Path]:
+    """FIFOs in the directory whose name carries the server's pid: the text's ``gbs.NNNNN``, or a wrong one."""
+    directory = Path(target.fifoDir)
+    if not directory.is_dir():
+        return []
+    return sorted(
+        path
+        for path in directory.iterdir()
+        if str(target.pid) in path.name and not path.name.startswith("gbc") and stat.S_ISFIFO(path.lstat().st_mode)
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def canTest(target: Target) -> str | None:
+    if target.pid <= 0:
+        return "--target must be the server's process id"
+    if not _alive(target.pid):
+        return f"no process with pid {target.pid}"
+    if not Path(target.fifoDir).is_dir():
+        return f"the FIFO directory {target.fifoDir} does not exist"
+    if not serverFifos(target):
+        return f"process {target.pid} has no FIFO gbs.{target.pid:05d} in {target.fifoDir}"
+    return None
+
+
+def probe(target: Target) -> str | None:
+    """Still serving: the process runs and its FIFO exists."""
+    if not _alive(target.pid):
+        return f"process {target.pid} has ended"
+    if not serverFifos(target):
+        return f"its FIFO in {target.fifoDir} is gone"
+    return None
+
+
 class GobangConformance(ConformanceCase):
     family = "gobang"
 
@@ -82,33 +125,51 @@ class GobangConformance(ConformanceCase):
         self.addCleanup(agent.stop)
         return agent
 
+    def needsFifo(self) -> None:
+        self.precondition(
+            (Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}").exists(),
+            f"needs the server's FIFO gbs.{self.target.pid:05d}",
+            dependsOn="gobang-fifo-name",
+        )
+
     def pair(self, black: list[str], white: list[str]) -> tuple[tuple[int | None, Words, str], ...]:
+        """A game between two scripted players (a precondition: reaching the server's FIFO)."""
+        self.needsFifo()
         blackAgent = self.agent(1, *black)
         time.sleep(0.3)  # black signs on first, so both join the same (next) game
         whiteAgent = self.agent(2, *white)
-        return blackAgent.finish(), whiteAgent.finish()
+        results = blackAgent.finish(), whiteAgent.finish()
+        self.precondition(all(code != 10 for code, _, _ in results), "the players could not reach the server's FIFO")
+        return results
 
+    @rule("gobang-fifo-name")
     def test_serverFifoName(self) -> None:
-        """The server reads the FIFO DIR/gbs.NNNNN, NNNNN its pid zero-padded to 5 digits (text)."""
+        """The server reads the FIFO DIR/gbs.NNNNN, NNNNN its pid zero-padded to 5 digits."""
         path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"
-        self.require(path.exists() and stat.S_ISFIFO(path.lstat().st_mode), f"{path} must exist and be a FIFO")
+        self.require(
+            path.exists() and stat.S_ISFIFO(path.lstat().st_mode),
+            f"{path} must exist and be a FIFO; found {[str(p) for p in serverFifos(self.target)]}",
+        )
 
+    @rule("gobang-signon")
     def test_signonAnsweredWithBoardSize(self) -> None:
-        """A signon is answered first by opcode 7 with the board size in y (text: erste Antwort auf Signon)."""
+        """A signon is answered first by opcode 7 with the board size in y."""
         (code, words, output), _ = self.pair(["resign"], ["1,1"])
         self.require(
             words and words[0][0] == 7 and 5 <= words[0][2] <= 63,
             f"the first answer to a signon must be opcode 7 with the size in y; got {words[:1] or output!r}",
         )
 
+    @rule("gobang-black-first")
     def test_blackMovesFirst(self) -> None:
-        """Once both players are in, black gets the first move request, opcode 8 (text: Schwarz beginnt)."""
+        """Once both players are in, black gets the first move request, opcode 8."""
         (_, blackWords, _), (_, whiteWords, _) = self.pair(["resign"], [])
         self.require(ops(blackWords)[:2] == [7, 8], f"black must get 7 then 8; got {ops(blackWords)}")
         self.require(8 not in ops(whiteWords), f"white must not be asked to move before black; got {ops(whiteWords)}")
 
+    @rule("gobang-five")
     def test_fiveInARowWins(self) -> None:
-        """Five stones in a row win: every stone goes to both as 5/6, then opcode 1 to both (text)."""
+        """Five stones in a row win: every stone goes to both as 5/6, then opcode 1 to both."""
         (blackCode, blackWords, _), (whiteCode, whiteWords, _) = self.pair(
             ["1,1", "2,1", "3,1", "4,1", "5,1"], ["1,3", "2,3", "3,3", "4,3"]
         )
@@ -122,8 +183,9 @@ class GobangConformance(ConformanceCase):
         )
         self.require((6, 4, 3) in blackWords, "white's stones must be sent to black as opcode 6")
 
+    @rule("gobang-illegal")
     def test_illegalMoveGets9Then8(self) -> None:
-        """A move on a taken point gets opcode 9, then opcode 8 again (text: danach folgt erneut Opcode 8)."""
+        """A move on a taken point gets opcode 9, then opcode 8 again."""
         (_, _, _), (_, whiteWords, whiteOutput) = self.pair(["1,1", "resign"], ["1,1", "2,2"])
         sequence = ops(whiteWords)
         self.require(
@@ -131,26 +193,31 @@ class GobangConformance(ConformanceCase):
             f"white's move on black's stone must get 9 then 8; white saw {sequence}",
         )
 
+    @rule("gobang-passes")
     def test_twoPassesDraw(self) -> None:
-        """Two passes in a row end the game as a draw, opcode 0 (text: beide verzichten → unentschieden)."""
+        """Two passes in a row end the game as a draw, opcode 0."""
         (blackCode, _, _), (whiteCode, _, _) = self.pair(["pass"], ["pass"])
         self.require(blackCode == 0 and whiteCode == 0, f"both must get opcode 0; got {blackCode}, {whiteCode}")
 
+    @rule("gobang-resign")
     def test_resign(self) -> None:
-        """The player to move may resign: the other wins (text: Aufgabe)."""
+        """The player to move may resign: the other wins."""
         (blackCode, _, _), (whiteCode, _, _) = self.pair(["resign"], [])
         self.require(
             blackCode == 2 and whiteCode == 2,
             f"white wins after black resigns: opcode 2 to both; got {blackCode}, {whiteCode}",
         )
 
+    @rule("gobang-signoff")
     def test_signoffEndsGameWith3(self) -> None:
-        """A player's signoff ends the game for the other with opcode 3 (text: vorzeitiges Spielende)."""
+        """A player's signoff ends the game for the other with opcode 3."""
         (blackCode, _, _), (whiteCode, _, _) = self.pair(["1,1", "2,2"], ["signoff"])
         self.require(blackCode == 3, f"black must get opcode 3 after white signs off; got {blackCode}")
 
+    @rule("gobang-kibitz")
     def test_kibitz(self) -> None:
-        """A kibitzer gets the size, the stones already placed, then the game (text: Kibitz, optional)."""
+        """A kibitzer gets the size, the stones already placed, then the game (kibitz is optional)."""
+        self.needsFifo()
         black = self.agent(1, "1,1", "2,1", "3,1", "4,1", "5,1", delay=0.4)
         time.sleep(0.3)
         white = self.agent(2, "1,3", "2,3", "3,3", "4,3", delay=0.4)
@@ -164,8 +231,9 @@ class GobangConformance(ConformanceCase):
         self.require(8 not in ops(words), "a kibitzer must never be asked to move")
         self.require(any(op in (5, 6) for op in ops(words)), f"a kibitzer must see the stones; got {ops(words)}")
 
-    def test_zzKillRemovesTheServerFifo(self) -> None:
-        """Kill (opcode 15) from the server's user stops it, and it removes its FIFO first (text)."""
+    @rule("gobang-kill", stopsTarget=True)
+    def test_killRemovesTheServerFifo(self) -> None:
+        """Kill (opcode 15) from the server's user stops it, and it removes its FIFO first."""
         if not self.target.extra.get("destructive"):
             self.skipTest("stops the server: run with --destructive")
         path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"

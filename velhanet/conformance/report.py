@@ -1,183 +1,171 @@
-"""``velhanet-check FAMILY --target …``: run a conformance suite with trial's runner and print a report.
+"""``velhanet-check FAMILY --target …``: check an implementation rule by rule and report.
 
-Each rule gets one line, PASS, FAIL, WARN (a known deviation, see
-``base.deviation``) or SKIP, with the reason; then a summary line
-``N passed, N failed`` and an exit status that is 0 only when nothing failed.
+One line per rule — PASS, FAIL, WARN, SKIP or NOT RUN — with the rule, where
+velhanet's protocol reference states it, and for anything but a PASS what was
+expected and what came; then a summary that adds up. ``--junit-xml FILE``
+and ``--json FILE`` write the same report for a CI system or a grading
+script.
+
+Exit status: 0 when no rule failed, 1 when one did, 3 when the target could
+not be tested at all (nothing graded), 2 for a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import json
 import os
 import sys
-import tempfile
-from dataclasses import dataclass
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TextIO
+from xml.etree.ElementTree import Element, SubElement, tostring
 
-from twisted.python.reflect import namedAny
-from twisted.trial import reporter, runner
+from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN, Target
+from velhanet.conformance.runner import FAMILIES, Outcome, Report, runChecks, summary
 
-from velhanet.conformance.base import WARNING_PREFIX, Target, setTarget
+DEFAULT_PORTS = {"velha": 20181, "gambit": 22022, "socha": 13050, "socha-player": 0, "gobang": 0}
 
-FAMILIES = {
-    "velha": "velhanet.conformance.velha",
-    "gobang": "velhanet.conformance.gobang",
-    "gambit": "velhanet.conformance.gambit",
-    "socha": "velhanet.conformance.socha",
-    "socha-player": "velhanet.conformance.sochaplayer",
-}
-
-
-@dataclass
-class Outcome:
-    status: str
-    rule: str
-    reason: str
-    testId: str
+EXIT_STATUSES = """\
+exit status: 0 no rule failed (PASS, WARN, SKIP and NOT RUN only); 1 a rule failed;
+3 the target could not be tested at all (nothing graded); 2 a usage error.
+The rules are in velhanet's protocol references: docs/velha.md, docs/gobang.md,
+docs/gambit.md, docs/socha.md (each rule has an anchor, printed with it);
+how a teacher uses this: docs/conformance.md."""
 
 
-class RuleResult(reporter.TestResult):
-    """A trial result that keeps one outcome per test, in order."""
-
-    def __init__(self, stream: TextIO | None = None, *args: Any, **kwargs: Any) -> None:
-        super().__init__()
-        self.outcomes: list[Outcome] = []
-
-    def _rule(self, test: Any) -> str:
-        """The first line of the test method's docstring: the rule it checks."""
-        try:
-            doc = (namedAny(test.id()).__doc__ or "").strip().splitlines()
-        except (AttributeError, ValueError, ImportError):
-            doc = []
-        return doc[0] if doc else test.id().rsplit(".", 1)[-1]
-
-    def _record(self, test: Any, status: str, reason: str = "") -> None:
-        self.outcomes.append(Outcome(status, self._rule(test), reason, test.id()))
-
-    def addSuccess(self, test: Any) -> None:
-        super().addSuccess(test)
-        self._record(test, "PASS")
-
-    def addFailure(self, test: Any, fail: Any) -> None:
-        super().addFailure(test, fail)
-        self._record(test, "FAIL", _message(fail))
-
-    def addError(self, test: Any, error: Any) -> None:
-        super().addError(test, error)
-        self._record(test, "FAIL", f"error: {_message(error)}")
-
-    def addSkip(self, test: Any, reason: Any) -> None:
-        super().addSkip(test, reason)
-        text = str(reason)
-        if text.startswith(WARNING_PREFIX):
-            self._record(test, "WARN", text[len(WARNING_PREFIX) :])
-        else:
-            self._record(test, "SKIP", text)
-
-    def done(self) -> None:
-        pass
+def outcomeLine(outcome: Outcome) -> str:
+    line = f"{outcome.status:7}  {outcome.rule}  [{outcome.reference}]"
+    if outcome.reason and outcome.status != PASS:
+        line += f"\n         -> {outcome.reason}"
+    return line
 
 
-def _message(failure: Any) -> str:
-    if isinstance(failure, tuple):
-        return str(failure[1])
-    try:
-        return str(failure.getErrorMessage())
-    except AttributeError:
-        return str(failure)
+def formatReport(report: Report) -> str:
+    lines = [f"velhanet-check {report.family}: {report.target}"]
+    if report.cannotTest:
+        lines.append(f"cannot test: {report.cannotTest}")
+        lines.append("nothing was graded")
+        return "\n".join(lines)
+    lines += [outcomeLine(outcome) for outcome in report.outcomes]
+    lines.append(summary(report))
+    return "\n".join(lines)
 
 
-def _select(suite: Any, only: str) -> Any:
-    """The tests of ``suite`` whose id contains ``only`` (all of them when it is empty)."""
-    if not only:
-        return suite
-    chosen = runner.TestSuite()
-    for test in _flatten(suite):
-        if only in test.id():
-            chosen.addTest(test)
-    return chosen
-
-
-def _flatten(suite: Any) -> list[Any]:
-    if hasattr(suite, "_tests"):
-        return [test for child in suite._tests for test in _flatten(child)]
-    return [suite]
-
-
-def runSuite(family: str, target: Target, only: str = "") -> list[Outcome]:
-    """Run one family's suite against ``target`` through trial's runner; the outcomes in order."""
-    setTarget(target)
-    results: list[RuleResult] = []
-
-    def factory(*args: Any) -> RuleResult:
-        result = RuleResult(*args)
-        results.append(result)
-        return result
-
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            trialRunner = runner.TrialRunner(
-                factory,  # type: ignore[arg-type]
-                stream=io.StringIO(),
-                workingDirectory=os.path.join(scratch, "_trial_temp"),
-            )
-            suite = runner.TestLoader().loadByName(FAMILIES[family], recurse=True)
-            trialRunner.run(_select(suite, only))
-    finally:
-        setTarget(None)
-    return results[0].outcomes if results else []
-
-
-def formatReport(family: str, outcomes: list[Outcome]) -> tuple[str, bool]:
-    lines = [f"velhanet-check {family}: {len(outcomes)} requirements"]
-    for outcome in outcomes:
-        line = f"{outcome.status:4}  {outcome.rule}"
-        if outcome.reason and outcome.status != "PASS":
-            line += f"\n      -> {outcome.reason}"
-        lines.append(line)
-    count = {status: sum(o.status == status for o in outcomes) for status in ("PASS", "FAIL", "WARN", "SKIP")}
-    lines.append(
-        f"{count['PASS']} passed, {count['FAIL']} failed"
-        + (f", {count['SKIP']} skipped" if count["SKIP"] else "")
-        + (f" ({count['WARN']} warnings)" if count["WARN"] else "")
+def junitXml(report: Report) -> bytes:
+    """The report as JUnit XML: a testsuite of one testcase per rule (WARN goes to system-out)."""
+    suite = Element(
+        "testsuite",
+        {
+            "name": f"velhanet-check.{report.family}",
+            "tests": str(len(report.outcomes)),
+            "failures": str(report.count(FAIL)),
+            "errors": "1" if report.cannotTest else "0",
+            "skipped": str(report.count(SKIP) + report.count(NOT_RUN)),
+        },
     )
-    return "\n".join(lines), count["FAIL"] == 0 and count["PASS"] > 0
+    SubElement(SubElement(suite, "properties"), "property", {"name": "target", "value": report.target})
+    if report.cannotTest:
+        case = SubElement(suite, "testcase", {"classname": report.family, "name": "canTest"})
+        SubElement(case, "error", {"message": f"cannot test: {report.cannotTest}"})
+    for outcome in report.outcomes:
+        case = SubElement(
+            suite, "testcase", {"classname": report.family, "name": outcome.anchor or outcome.testId.rsplit(".", 1)[-1]}
+        )
+        SubElement(case, "system-out").text = f"{outcome.rule} [{outcome.reference}]"
+        if outcome.status == FAIL:
+            SubElement(case, "failure", {"message": outcome.reason})
+        elif outcome.status in (SKIP, NOT_RUN):
+            SubElement(case, "skipped", {"message": f"{outcome.status}: {outcome.reason}"})
+        elif outcome.status == WARN:
+            SubElement(case, "system-err").text = f"WARN: {outcome.reason}"
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(suite, encoding="utf-8")
+
+
+def jsonReport(report: Report) -> str:
+    return json.dumps(
+        {
+            "family": report.family,
+            "target": report.target,
+            "cannotTest": report.cannotTest or None,
+            "exitStatus": report.exitStatus,
+            "counts": {status: report.count(status) for status in VERDICTS},
+            "rules": [
+                {
+                    "id": outcome.anchor,
+                    "rule": outcome.rule,
+                    "reference": outcome.reference,
+                    "status": outcome.status,
+                    "reason": outcome.reason,
+                    "dependsOn": outcome.dependsOn or None,
+                }
+                for outcome in report.outcomes
+            ],
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="velhanet-check",
-        description="Check an implementation of a velhanet protocol, rule by rule.",
+        description="Check an implementation of one of velhanet's protocols rule by rule "
+        "(PASS, FAIL, WARN, SKIP, NOT RUN per rule).",
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("family", choices=sorted(FAMILIES))
+    parser.add_argument(
+        "family",
+        choices=sorted(FAMILIES),
+        help="what is checked: a velha peer, a gobang/gambit/socha server, or a socha-player program",
+    )
     parser.add_argument(
         "--target",
         default="127.0.0.1",
-        help="address of the target (velha: the peer's IP; gambit/socha: HOST[:PORT]; gobang: the server's pid)",
+        help="velha: the peer's IP; gambit/socha: HOST[:PORT]; gobang: the server's pid (default 127.0.0.1)",
     )
     parser.add_argument("--port", type=int, default=None, help="port (default: the protocol's)")
-    parser.add_argument("--local", default="127.0.0.1", help="velha: our own address (not the target's)")
-    parser.add_argument("--local2", default="127.0.0.3", help="velha: a second own address (busy check)")
-    parser.add_argument("--fifo-dir", default="/tmp", help="gobang: the FIFO directory")
-    parser.add_argument("--command", default="", help="socha-player: the command that starts the player")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds to wait for each answer")
-    parser.add_argument("--strict", action="store_true", help="known deviations of the originals fail")
+    parser.add_argument("--local", default="127.0.0.1", help="velha: our own address (default 127.0.0.1)")
+    parser.add_argument(
+        "--local2", default="127.0.0.3", help="velha: a second own address, for the busy check (default 127.0.0.3)"
+    )
+    parser.add_argument("--fifo-dir", default="/tmp", help="gobang: the FIFO directory (default /tmp)")
+    parser.add_argument(
+        "--command",
+        default="",
+        help="socha-player: the command that starts the player; {port} is replaced by the server's port",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="seconds to wait for each answer (default 3; 15 for velha)"
+    )
+    parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
     parser.add_argument("--only", default="", help="run only the checks whose name contains this text")
-    parser.add_argument("--byte-order", default="native", help="gobang: native, big or little")
-    parser.add_argument("--destructive", action="store_true", help="gobang: also check Kill (stops the server)")
+    parser.add_argument("--byte-order", default="native", help="gobang: native, big or little (default native)")
+    parser.add_argument("--destructive", action="store_true", help="gobang: also check Kill (it stops the server)")
+    parser.add_argument(
+        "--move-delay", type=float, default=0.3, help="velha: seconds our player waits before each move (default 0.3)"
+    )
+    parser.add_argument(
+        "--start-grace",
+        type=float,
+        default=8.0,
+        help="velha: seconds our player gives the target to start a game (see docs/velha.md; default 8)",
+    )
+    parser.add_argument("--junit-xml", default=None, metavar="FILE", help="also write the report as JUnit XML")
+    parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary (and FAIL lines)")
     return parser.parse_args(argv)
-
-
-DEFAULT_PORTS = {"velha": 20181, "gambit": 22022, "socha": 13050, "socha-player": 0, "gobang": 0}
 
 
 def targetFrom(arguments: argparse.Namespace) -> Target:
     host, _, port = arguments.target.rpartition(":") if ":" in arguments.target else (arguments.target, "", "")
-    chosen = Target(arguments.family if arguments.family != "socha-player" else "socha-player", host=host)
+    chosen = Target(arguments.family, host=host)
     chosen.port = arguments.port or (int(port) if port else DEFAULT_PORTS[arguments.family])
     if arguments.family == "gobang":
-        chosen.pid = int(arguments.target)
+        try:
+            chosen.pid = int(arguments.target)
+        except ValueError:
+            chosen.pid = 0
         chosen.host = ""
     chosen.fifoDir = arguments.fifo_dir
     chosen.command = arguments.command
@@ -186,17 +174,40 @@ def targetFrom(arguments: argparse.Namespace) -> Target:
     chosen.extra["local2"] = arguments.local2
     chosen.extra["byteOrder"] = arguments.byte_order
     chosen.extra["destructive"] = arguments.destructive
+    chosen.extra["moveDelay"] = arguments.move_delay
+    chosen.extra["startGrace"] = arguments.start_grace
     chosen.extra["cwd"] = os.getcwd()  # trial's runner changes directory; commands run from here
     if arguments.timeout is not None:
         chosen.timeout = arguments.timeout
+    elif arguments.family == "velha":
+        chosen.timeout = 15.0
     return chosen
+
+
+def check(arguments: argparse.Namespace, out: TextIO) -> Report:
+    """Run the checks, printing each verdict as it comes; write the files asked for."""
+
+    def progress(outcome: Outcome) -> None:
+        if not arguments.quiet or outcome.status == FAIL:
+            print(outcomeLine(outcome), file=out, flush=True)
+
+    chosen = targetFrom(arguments)
+    print(f"velhanet-check {arguments.family}: {chosen.describe()}", file=out, flush=True)
+    report = runChecks(arguments.family, chosen, arguments.only, progress)
+    if report.cannotTest:
+        print(f"cannot test: {report.cannotTest}\nnothing was graded", file=out)
+    else:
+        print(summary(report), file=out)
+    if arguments.junit_xml:
+        Path(arguments.junit_xml).write_bytes(junitXml(report))
+    if arguments.json:
+        Path(arguments.json).write_text(jsonReport(report) + "\n", encoding="utf-8")
+    return report
 
 
 def main(argv: list[str] | None = None) -> None:
     arguments = parseArguments(sys.argv[1:] if argv is None else argv)
-    text, ok = formatReport(arguments.family, runSuite(arguments.family, targetFrom(arguments), arguments.only))
-    print(text)
-    sys.exit(0 if ok else 1)
+    sys.exit(check(arguments, sys.stdout).exitStatus)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
 """Software-Challenge server conformance: lobby and room messages, full games, violations, ``left``.
 
 The target is a server at HOST:PORT offering ``swc_2026_piranhas`` with the
-official time limits. The rules come from the protocol text
-(``socha-xml.de.txt``) and the official server's behaviour that the real
-players depend on (``reference-behaviour-socha.md`` §8).
+official time limits. Each rule is stated in ``docs/socha.md`` (the anchor
+given with ``@rule``).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import random
 from xml.etree.ElementTree import Element
 
-from velhanet.conformance.base import ConformanceCase, StreamClient
+from velhanet.conformance.base import ConformanceCase, StreamClient, Target, rule, tcpReachable
 from velhanet.games.piranhas import Direction, PiranhaMove, PiranhasState
 from velhanet.socha import player
 from velhanet.socha.xml import XmlError, XmlStreamReader
@@ -88,50 +87,77 @@ def moveXml(roomId: str, move: PiranhaMove) -> str:
     )
 
 
+def canTest(target: Target) -> str | None:
+    return tcpReachable(target.host, target.port, target.timeout)
+
+
+def probe(target: Target) -> str | None:
+    """Still serving: a new TCP connection is accepted."""
+    return tcpReachable(target.host, target.port, target.timeout)
+
+
 class SochaConformance(ConformanceCase):
     family = "socha"
 
     def client(self) -> XmlClient:
-        client = XmlClient(self.target.host, self.target.port, self.target.timeout)
+        try:
+            client = XmlClient(self.target.host, self.target.port, self.target.timeout)
+        except OSError as error:
+            self.precondition(False, f"no new connection to the server: {error}")
+            raise
         self.addCleanup(client.close)
         return client
 
-    def joined(self) -> tuple[XmlClient, str]:
+    def join(self) -> tuple[XmlClient, Element | None]:
         client = self.client()
         client.send("<join/>")
-        answer = client.receive()
-        self.require(
+        return client, client.receive()
+
+    def joined(self) -> tuple[XmlClient, str]:
+        """A client in a room (a precondition: joining has its own rule)."""
+        client, answer = self.join()
+        self.precondition(
             answer is not None and answer.tag == "joined" and answer.get("roomId"),
-            f"<join/> must be answered by <joined roomId=…/> (text: Antwort nach der Verbindung); "
-            f"got {describe(answer)}",
+            f"needs a player in a room: <join/> was answered by {describe(answer)}",
+            dependsOn="socha-join",
         )
         assert answer is not None
         return client, answer.get("roomId", "")
 
     def started(self) -> tuple[XmlClient, XmlClient, str, PiranhasState]:
+        """Two players in a started game, ONE asked to move (a precondition: the start has its own rule)."""
         one, roomId = self.joined()
         two, otherRoom = self.joined()
-        self.require(
+        self.precondition(
             otherRoom == roomId,
-            "a second <join/> must enter the open room of the first (text: "
-            f"Beliebige Partie); got room {otherRoom!r} instead of {roomId!r}",
+            f"needs two players in one room: the second <join/> entered {otherRoom!r}, not {roomId!r}",
+            dependsOn="socha-start",
         )
         memento, _ = one.waitFor("memento")
-        self.require(
-            memento is not None, f"both players must get a memento at the start; player ONE got {describe(memento)}"
-        )
+        self.precondition(memento is not None, "needs a started game: ONE got no memento", dependsOn="socha-start")
         assert memento is not None
         request, _ = one.waitFor("moveRequest")
-        self.require(request is not None, "player ONE must get a moveRequest at the start (text: Spielablauf)")
+        self.precondition(request is not None, "needs a started game: ONE got no moveRequest", dependsOn="socha-start")
         two.waitFor("memento")
-        return one, two, roomId, stateFromMemento(memento)
+        try:
+            state = stateFromMemento(memento)
+        except AssertionError as error:
+            self.precondition(False, f"needs a readable memento: {error}", dependsOn="socha-start")
+            raise
+        return one, two, roomId, state
 
+    @rule("socha-join")
     def test_joinIsAnsweredWithJoined(self) -> None:
-        """<join/> is answered by <joined roomId="…"/> (text: Antwort nach der Verbindung)."""
-        self.joined()
+        """<join/> is answered by <joined roomId="…"/>."""
+        _, answer = self.join()
+        self.require(
+            answer is not None and answer.tag == "joined" and answer.get("roomId"),
+            f"<join/> must be answered by <joined roomId=…/>; got {describe(answer)}",
+        )
 
+    @rule("socha-start")
     def test_startSequence(self) -> None:
-        """Start: welcome ONE/TWO, memento to both, moveRequest only to ONE (text: Start, Spielablauf)."""
+        """Start: welcome ONE/TWO, memento to both, moveRequest only to ONE."""
         one, roomId = self.joined()
         two, _ = self.joined()
         first = [one.receive() for _ in range(3)]
@@ -152,8 +178,9 @@ class SochaConformance(ConformanceCase):
         extra = two.receive(timeout=0.5)
         self.require(extra is None, f"player TWO must not be asked to move first; got {describe(extra)}")
 
+    @rule("socha-full-game")
     def test_fullGameEndsWithResultThenLeft(self) -> None:
-        """A whole game between two players ends with <result> and then <left/> to both (§8.3, §8.5)."""
+        """A whole game ends with <result> and then <left/> to both, and the server lets the client close first."""
         one, two, roomId, state = self.started()
         players, rng, mover = [one, two], random.Random(4), 0
         gotResult = [False, False]
@@ -161,7 +188,7 @@ class SochaConformance(ConformanceCase):
             if ply:
                 message, seen = players[mover].waitForAny(("moveRequest", "result"))
                 mementos = [m for m in seen if kindOf(m) == "memento"]
-                self.require(mementos, "every move must be followed by a memento to both players (text: Spielablauf)")
+                self.require(mementos, "every move must be followed by a memento to both players")
                 state = stateFromMemento(mementos[-1])
                 self.require(message is not None, f"after turn {state.turn} the game must go on or end; got nothing")
                 assert message is not None
@@ -173,20 +200,21 @@ class SochaConformance(ConformanceCase):
         for index, client in enumerate(players):
             if not gotResult[index]:
                 result, _ = client.waitForAny(("result",))
-                self.require(result is not None, "both players must get the <result> (§8.3)")
+                self.require(result is not None, "both players must get the <result>")
             left, _ = client.waitForAny(("left",))
-            self.require(left is not None, "<left roomId/> must follow the result (§8.5: the real client needs it)")
+            self.require(left is not None, "<left roomId/> must follow the result (the real client needs it)")
             extra = client.receive(timeout=0.5)
             self.require(
                 not client.closedByPeer,
-                f"the server must let the client close first after <left/> (§8.5); got {describe(extra)}",
+                f"the server must let the client close first after <left/>; got {describe(extra)}",
             )
 
+    @rule("socha-invalid-move")
     def test_invalidMoveEndsTheGameAgainstTheMover(self) -> None:
-        """An invalid move ends the game: result with regular="false" for the other team, then left (§4)."""
+        """An invalid move ends the game: a result with regular="false" and the other team as winner."""
         one, two, roomId, state = self.started()
         corner = PiranhaMove(0, 0, Direction.UP)  # the corners are empty at the start: START_EMPTY
-        self.require(state.field(0, 0) == "EMPTY", "the corners are empty at the start (official setup)")
+        self.precondition(state.field(0, 0) == "EMPTY", "needs the official setup (empty corners)")
         one.send(moveXml(roomId, corner))
         result, _ = one.waitFor("result")
         self.require(result is not None, f"an invalid move must end the game with a result; got {describe(result)}")
@@ -194,13 +222,12 @@ class SochaConformance(ConformanceCase):
         winner = result.find("data/winner")
         self.require(
             winner is not None and winner.get("regular") == "false" and winner.get("team") == "TWO",
-            'the result of an invalid move by ONE is regular="false" with TWO as winner (official server)',
+            'the result of an invalid move by ONE is regular="false" with TWO as winner',
         )
-        left, _ = one.waitFor("left")
-        self.require(left is not None, "<left/> must follow the result")
 
+    @rule("socha-out-of-turn")
     def test_moveOutOfTurnEndsTheGame(self) -> None:
-        """A move by the player who was not asked ends the game against it (official server: PROCESS_VIOLATION)."""
+        """A move by the player who was not asked ends the game against it."""
         one, two, roomId, state = self.started()
         two.send(moveXml(roomId, state.legalMoves()[0]))
         result, _ = two.waitFor("result")
@@ -212,14 +239,16 @@ class SochaConformance(ConformanceCase):
             "the result names ONE as winner of a non-regular game",
         )
 
+    @rule("socha-hard-timeout")
     def test_hardTimeout(self) -> None:
-        """No move within 10 s ends the game against the player asked (official server: HARD_TIMEOUT)."""
+        """No move within 10 s ends the game against the player asked."""
         one, two, roomId, state = self.started()
         result, _ = two.waitFor("result", timeout=13)
         self.require(result is not None, "10 s after the moveRequest the game must end with a result; got nothing")
 
+    @rule("socha-unknown-reservation")
     def test_unknownReservationIsAnErrorpacket(self) -> None:
-        """<joinPrepared> with an unknown code gets an <errorpacket> (official server)."""
+        """<joinPrepared> with an unknown code gets an <errorpacket>."""
         client = self.client()
         client.send('<joinPrepared reservationCode="no-such-code"/>')
         answer = client.receive()
@@ -228,9 +257,16 @@ class SochaConformance(ConformanceCase):
             f"an unknown reservation must get <errorpacket>; got {describe(answer)}",
         )
 
+    @rule("socha-bad-xml", last=True)
     def test_badXmlDoesNotHurtOthers(self) -> None:
-        """Malformed XML from one client ends that client only; others can still join (robustness)."""
+        """Malformed XML from one client ends that client only; others can still join."""
         intruder = self.client()
         intruder.send("<!DOCTYPE boom [<!ENTITY a 'aaaa'>]><join/>")
         intruder.receive(timeout=1)
-        self.joined()
+        stopped = probe(self.target)
+        self.require(stopped is None, f"the server must keep serving after malformed XML; {stopped}")
+        _, answer = self.join()
+        self.require(
+            answer is not None and answer.tag == "joined",
+            f"after one client's malformed XML another must still join; got {describe(answer)}",
+        )

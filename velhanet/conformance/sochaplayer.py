@@ -9,7 +9,9 @@ test reads its record.
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +23,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.task import deferLater
 from twisted.trial.unittest import SkipTest, TestCase
 
-from velhanet.conformance.base import target
+from velhanet.conformance.base import NotRun, Target, rule, target
 from velhanet.socha.lobby import Lobby, SochaProtocol
 from velhanet.socha.player import BotPlayer
 
@@ -49,6 +51,28 @@ class _RecordingLobby(Lobby):
 
 
 _record: GameRecord | None = None
+
+
+def canTest(chosen: Target) -> str | None:
+    """The command names a program that exists (whether it then plays is for the checks to say)."""
+    try:
+        words = shlex.split(chosen.command)
+    except ValueError as error:
+        return f"the command {chosen.command!r} cannot be parsed: {error}"
+    if not words:
+        return "no --command given: the command that starts the player"
+    program = words[0]
+    cwd = chosen.extra.get("cwd") or "."
+    if shutil.which(program) is None and not os.path.exists(os.path.join(cwd, program)):
+        return f"the command's program {program!r} was not found"
+    global _record
+    _record = None  # a new target: play a new game
+    return None
+
+
+def probe(chosen: Target) -> str | None:
+    """Nothing to probe: the player is started for the game it plays."""
+    return None
 
 
 class SochaPlayerConformance(TestCase):
@@ -107,18 +131,25 @@ class SochaPlayerConformance(TestCase):
         _record = record
         return record
 
+    def needsGame(self, record: GameRecord) -> None:
+        if not record.joined:
+            raise NotRun("needs the player in a game; it never joined", "socha-player-join")
+
+    @rule("socha-player-join")
     @inlineCallbacks
     def test_playerJoins(self):  # type: ignore[no-untyped-def]
-        """The player connects and joins with <protocol> and a join request (text: Spiel betreten)."""
+        """The player connects and joins with <protocol> and a join request."""
         record = yield self.play()
         if not record.joined:
-            self.fail(f"the player never joined within 10 s; its output: {record.output[-500:]!r}")
+            how = "" if record.exitStatus is None else f" (it exited with status {record.exitStatus})"
+            self.fail(f"the player never joined within 10 s{how}; its output: {record.output[-500:]!r}")
 
+    @rule("socha-player-moves")
     @inlineCallbacks
     def test_playerMovesLegallyAndInTime(self):  # type: ignore[no-untyped-def]
-        """The player answers every moveRequest within 2 s with a legal move (official limits and rules)."""
+        """The player answers every moveRequest within 2 s (timed as the official server) with a legal move."""
         record = yield self.play()
-        self.assertTrue(record.joined, "the player never joined")
+        self.needsGame(record)
         if record.result is None:
             self.fail("the game never ended (no result within the time limit)")
         winner = record.result.find("winner")
@@ -126,17 +157,20 @@ class SochaPlayerConformance(TestCase):
         if winner.get("regular") == "false" and winner.get("team") != record.playerTeam:
             self.fail(f"the player broke a rule: {winner.get('reason')}")
 
+    @rule("socha-player-close")
     @inlineCallbacks
     def test_playerClosesAfterLeft(self):  # type: ignore[no-untyped-def]
         """After <left/> the player closes the connection itself (the server waits for it)."""
         record = yield self.play()
-        self.assertTrue(record.joined, "the player never joined")
+        self.needsGame(record)
         if not record.closedAfterLeft:
             self.fail("the player did not close its connection within 10 s of <left/>")
 
+    @rule("socha-player-exit")
     @inlineCallbacks
     def test_playerExitsCleanly(self):  # type: ignore[no-untyped-def]
         """The player process ends with exit status 0 after the game."""
         record = yield self.play()
+        self.needsGame(record)
         if record.exitStatus != 0:
             self.fail(f"the player exited with status {record.exitStatus}; its output: {record.output[-500:]!r}")

@@ -501,7 +501,10 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
     def refuseAgain(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
         if data.resend is not None:
             return  # a refusal is on its way already
-        core.sendAnswer(0)
+        # A new copy of the refusal, as the first: not at once (the original
+        # starts waiting only after its MSG04 is out) and not just once.
+        data.left = core.refusalCopies
+        data.resend = core.clock.callLater(core.answerDelay, inputs._resendAnswer)
         ago = core.clock.seconds() - data.since
         core.report("redeclined", f"invited again {ago:.0f} s after the refusal; declined automatically")
 

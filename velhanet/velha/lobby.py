@@ -43,6 +43,8 @@ from velhanet.velha.roster import Roster
 PROTOCOL_PORT = 20181
 ANNOUNCE_EVERY = 180.0
 """MSG01 period; the text forbids less than 3 minutes."""
+CLOSE_DELAY = 1.0
+"""Seconds between the last message of a match and the closing of its connection."""
 ANSWER_WINDOW = 15.0
 """Seconds a peer has to answer our MSG01 before it is dropped from the roster."""
 
@@ -93,6 +95,7 @@ class MatchProtocol(Protocol):
         self.superseded = False
         """The peer opened a newer port for this match: this connection stays open, unused."""
         self.whenClosed: Deferred[None] = Deferred()
+        self._closeCall: IDelayedCall | None = None
 
     def connectionMade(self) -> None:
         self.match = self.lobby.matchConnected(self)
@@ -104,9 +107,15 @@ class MatchProtocol(Protocol):
         self.transport.write(raw)
 
     def close(self) -> None:
+        """Close a moment after the last message: a peer (the original) that gets the end of the
+        stream together with the last move may handle the end first and lose the move."""
         if not self.closing:
             self.closing = True
-            assert self.transport is not None
+            self._closeCall = self.lobby.clock.callLater(CLOSE_DELAY, self._closeNow)
+
+    def _closeNow(self) -> None:
+        self._closeCall = None
+        if self.transport is not None:
             self.transport.loseConnection()
 
     def dataReceived(self, data: bytes) -> None:
@@ -131,6 +140,9 @@ class MatchProtocol(Protocol):
                 self.match.remoteGiveUp()
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
+        if self._closeCall is not None and self._closeCall.active():
+            self._closeCall.cancel()
+        self._closeCall = None
         if self.match is not None:
             self.match.connectionLost(reason.getErrorMessage())
         self.lobby.matchClosed(self)

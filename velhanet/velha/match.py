@@ -396,6 +396,28 @@ def _followTheirStart(core: MatchCore, what: str) -> None:
     core.restartGame(iStart=False)
 
 
+def _voidAndFollow(inputs: Match, core: MatchCore) -> None:
+    """A MSG09 in the middle of a game: the peer has finished a game we are still playing.
+
+    The original program loses a move that reaches it while its result
+    dialog is open (a person slower than ``startGrace``); from then on its
+    board differs from ours, and its MSG09 shows it. The game is void (no
+    one scores it) and the next one starts with the peer, as on its side.
+    """
+    core.peerStartsAnyway = True
+    core.log.warn("{peer} started a new game during game {n}: boards diverged", peer=core.peerNick, n=core.gameNumber)
+    core.observer.notice(
+        f"{core.peerNick} sent MSG09 during game {core.gameNumber}: it has finished a game we are still playing"
+        " (the original program loses a move that arrives while its result dialog is open). Game"
+        f" {core.gameNumber} is void; the next game starts with {core.peerNick}"
+    )
+    if core.gameNumber >= MAX_GAMES:
+        inputs._seriesOver()
+        return
+    core.newGame(iStart=False)
+    inputs._theirTurn()
+
+
 def _playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
     problem = core.apply(position, byMe=False)
     if problem is not None:
@@ -556,9 +578,11 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         if core.gameNumber > 1 and core.untouched():
             _followTheirStart(core, "sent MSG09 for the start")
             inputs._theirTurn()
-            return
-        _strayNewGame(core)
-        inputs._myTurn()
+        elif core.untouched():
+            _strayNewGame(core)
+            inputs._myTurn()
+        else:
+            _voidAndFollow(inputs, core)
 
     # -- our first move of a game, held ---------------------------------------------
 
@@ -679,8 +703,11 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
                 " The game restarts with its first move"
             )
             core.restartGame(iStart=False)
-        else:
+        elif core.untouched():
             _strayNewGame(core)
+        else:
+            _voidAndFollow(inputs, core)
+            return
         inputs._resume()
 
     @theirTurn.upon(Match._stillWaiting).loop()
