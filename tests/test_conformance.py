@@ -1,12 +1,15 @@
-"""The conformance suites against velhanet's own services (they must pass) and against
-deliberately broken implementations (the check for each bug must fail, quoting its rule).
+"""``velhanet-check`` against velhanet's own services (every rule must pass, with ``--strict``) and
+against deliberately broken ones: for every check of every suite a fault that breaks exactly that
+rule, with the whole suite run, so the report must name that rule — FAIL, or WARN for a known
+deviation — and nothing else but its consequences (NOT RUN, saying so). Also a target that dies
+mid-run, and targets that cannot be tested at all.
 
-Everything runs as separate processes, as a teacher would run it: the target
-and ``velhanet-check`` itself.
+Everything runs as separate processes, as a teacher would run it: the target and the checker.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,35 +17,33 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+from xml.etree.ElementTree import fromstring
 
 from twisted.trial.unittest import SynchronousTestCase
 
 ROOT = Path(__file__).resolve().parent.parent
 ENVIRONMENT = dict(os.environ, PYTHONPATH=str(ROOT))
+PYTHON = sys.executable
 
 
-def freePort() -> int:
-    with socket.socket() as probe:
+def freePort(kind: int = socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
 def twistd(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from twisted.scripts.twistd import run; run()", "-n", "--pidfile=", "-l", "-", *args]
+    return [PYTHON, "-c", "from twisted.scripts.twistd import run; run()", "-n", "--pidfile=", "-l", "-", *args]
 
 
 class ConformanceRuns(SynchronousTestCase):
-    def start(
-        self, command: list[str], waitForPort: int | None = None, waitForLine: bool = False
-    ) -> subprocess.Popen[str]:
+    family = ""
+
+    def start(self, command: list[str], waitForPort: int | None = None, firstLine: bool = False) -> str:
+        """Start a target process; wait until its port answers or it printed its first line (returned)."""
         process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=ENVIRONMENT,
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            command, cwd=ROOT, env=ENVIRONMENT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
 
         def stop() -> None:
@@ -57,159 +58,311 @@ class ConformanceRuns(SynchronousTestCase):
                 process.stdout.close()
 
         self.addCleanup(stop)
-        if waitForLine:
+        line = ""
+        if firstLine:
             assert process.stdout is not None
-            self.firstLine = process.stdout.readline().strip()
+            line = process.stdout.readline().strip()
+            self.assertTrue(line, f"the target died at once: {command}")
         if waitForPort is not None:
             for _ in range(200):
+                self.assertIsNone(process.poll(), f"the target died at once: {command}")
                 try:
                     socket.create_connection(("127.0.0.1", waitForPort), timeout=1).close()
                     break
                 except OSError:
                     time.sleep(0.05)
-        return process
+        return line
 
-    def check(self, *args: str, timeout: float = 400) -> tuple[int, str]:
-        result = subprocess.run(
-            [sys.executable, "-m", "velhanet.conformance.report", *args],
-            cwd=ROOT,
-            env=ENVIRONMENT,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        return result.returncode, result.stdout + result.stderr
+    def check(self, *args: str, timeout: float = 600) -> tuple[int, dict[str, Any], str]:
+        """Run ``velhanet-check`` on ``args``; its exit status, its JSON report and its text."""
+        with tempfile.TemporaryDirectory() as scratch:
+            report = Path(scratch) / "report.json"
+            junit = Path(scratch) / "report.xml"
+            outputs = ("--json", str(report), "--junit-xml", str(junit))
+            result = subprocess.run(
+                [PYTHON, "-m", "velhanet.conformance.report", self.family, *args, *outputs],
+                cwd=ROOT,
+                env=ENVIRONMENT,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+            data = json.loads(report.read_text())
+            suite = fromstring(junit.read_bytes())
+        text = result.stdout + result.stderr
+        self.assertEqual(suite.get("name"), f"velhanet-check.{self.family}")
+        self.assertEqual(int(suite.get("failures", "-1")), data["counts"]["FAIL"], text)
+        self.assertEqual(len(suite.findall("testcase")), len(data["rules"]) + (1 if data["cannotTest"] else 0))
+        counts = data["counts"]
+        self.assertEqual(sum(counts.values()), len(data["rules"]), text)  # the summary adds up
+        return result.returncode, data, text
 
-    def assertAllPass(self, code: int, report: str) -> None:
-        self.assertEqual(code, 0, report)
-        self.assertIn(" 0 failed", report)
-        self.assertNotIn("\nFAIL", report)
+    def assertAllPass(self, code: int, data: dict[str, Any], text: str) -> None:
+        self.assertEqual(code, 0, text)
+        self.assertEqual([rule["status"] for rule in data["rules"] if rule["status"] != "PASS"], [], text)
+        self.assertGreater(len(data["rules"]), 3, text)
+        for rule in data["rules"]:
+            self.assertTrue(rule["reference"].startswith(f"docs/{self.docName()}.md#"), rule)
 
-    def assertRuleFails(self, code: int, report: str, rule: str, reason: str) -> None:
-        self.assertEqual(code, 1, report)
-        failing = [line for line in report.splitlines() if line.startswith("FAIL")]
-        self.assertTrue(any(rule in line for line in failing), report)
-        self.assertIn(reason, report)
+    def docName(self) -> str:
+        return "socha" if self.family == "socha-player" else self.family
+
+    def assertOnly(self, code: int, data: dict[str, Any], text: str, anchor: str, status: str) -> None:
+        """``anchor`` has ``status``; every other rule passes, or is NOT RUN as a consequence that says so."""
+        verdicts = {rule["id"]: rule for rule in data["rules"]}
+        self.assertEqual(verdicts[anchor]["status"], status, text)
+        for name, rule in verdicts.items():
+            if name == anchor or rule["status"] == "PASS":
+                continue
+            self.assertEqual(rule["status"], "NOT RUN", text)
+            consequence = rule["dependsOn"] == anchor and "consequence of the FAIL" in rule["reason"]
+            stopped = "the target stopped during the check" in rule["reason"]
+            self.assertTrue(consequence or stopped, f"{name}: {rule['reason']}")
+        self.assertEqual(code, 1 if status == "FAIL" else 0, text)
+
+    def assertCannotTest(self, code: int, data: dict[str, Any], text: str, reason: str) -> None:
+        self.assertEqual(code, 3, text)
+        self.assertIn(reason, data["cannotTest"])
+        self.assertEqual(data["rules"], [])
+        self.assertIn("cannot test:", text)
+
+
+def faultTests(faults: dict[str, str]) -> dict[str, Any]:
+    """One test method per fault: ``test_fault_<anchor>`` running ``self.runFault(anchor, status)``."""
+    methods = {}
+    for anchor, status in faults.items():
+
+        def test(self: Any, anchor: str = anchor, status: str = status) -> None:
+            self.runFault(anchor, status)
+
+        test.__name__ = f"test_fault_{anchor.replace('-', '_')}"
+        test.__doc__ = f"A target that breaks {anchor}: the report names that rule ({status}) and nothing else."
+        methods[test.__name__] = test
+    return methods
 
 
 class GambitChecks(ConformanceRuns):
+    family = "gambit"
+
     def test_velhanetServerPasses(self) -> None:
         port = freePort()
         self.start(twistd("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1"), waitForPort=port)
-        self.assertAllPass(*self.check("gambit", "--target", f"127.0.0.1:{port}"))
+        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict"))
 
-    def test_silentJoinFails(self) -> None:
+    def runFault(self, anchor: str, status: str) -> None:
         port = freePort()
-        self.start([sys.executable, "-m", "tests.broken.gambit_server", str(port), "silent-join"], waitForPort=port)
-        code, report = self.check("gambit", "--target", f"127.0.0.1:{port}", "--only", "joinUnknown")
-        self.assertRuleFails(
-            code,
-            report,
-            "JOIN of a game that does not exist is answered by ERROR",
-            "JOIN of unknown game 'zzzz' must get ERROR (text §3); got nothing",
-        )
+        self.start([PYTHON, "-m", "tests.broken.gambit_server", str(port), anchor], waitForPort=port)
+        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}"), anchor, status)
 
-    def test_echoedMoveFails(self) -> None:
-        port = freePort()
-        self.start([sys.executable, "-m", "tests.broken.gambit_server", str(port), "echo-move"], waitForPort=port)
-        code, report = self.check("gambit", "--target", f"127.0.0.1:{port}", "--only", "RelayedUnchanged")
-        self.assertRuleFails(
-            code, report, "MOVE goes unchanged to the opponent", "the server does not answer a MOVE (text §4)"
+    locals().update(
+        faultTests(
+            {
+                "gambit-create": "WARN",
+                "gambit-join": "FAIL",
+                "gambit-join-unknown": "FAIL",
+                "gambit-join-same-name": "WARN",
+                "gambit-keys": "FAIL",
+                "gambit-move-relay": "FAIL",
+                "gambit-end": "FAIL",
+                "gambit-disconnect": "FAIL",
+                "gambit-split": "FAIL",
+                "gambit-back-to-back": "FAIL",
+                "gambit-move-outside": "FAIL",
+                "gambit-bad-json": "WARN",
+                "gambit-empty-user": "WARN",
+            }
         )
+    )
+
+    def test_serverThatDiesMidRun(self) -> None:
+        """The server dies during one check: that check says so, every later one is NOT RUN, never FAIL."""
+        port = freePort()
+        self.start([PYTHON, "-m", "tests.broken.gambit_server", str(port), "dies-on-unknown-join"], waitForPort=port)
+        code, data, text = self.check("--target", f"127.0.0.1:{port}")
+        self.assertEqual(code, 1, text)
+        statuses = [(rule["id"], rule["status"]) for rule in data["rules"]]
+        index = statuses.index(("gambit-join-unknown", "FAIL"))
+        self.assertIn("the target stopped during this check", data["rules"][index]["reason"])
+        self.assertTrue(all(status == "PASS" for _, status in statuses[:index]), text)
+        after = data["rules"][index + 1 :]
+        self.assertTrue(after)
+        for rule in after:
+            self.assertEqual(rule["status"], "NOT RUN", text)
+            self.assertIn("the target stopped during the check “JOIN of a game that does not exist", rule["reason"])
+
+    def test_deadTargetCannotBeTested(self) -> None:
+        port = freePort()
+        self.assertCannotTest(*self.check("--target", f"127.0.0.1:{port}"), "Connection refused")
 
 
 class SochaChecks(ConformanceRuns):
+    family = "socha"
+
     def test_velhanetServerPasses(self) -> None:
         port = freePort()
         self.start(twistd("socha-server", "--listen", f"tcp:{port}:interface=127.0.0.1"), waitForPort=port)
-        self.assertAllPass(*self.check("socha", "--target", f"127.0.0.1:{port}"))
+        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict"))
 
-    def test_missingLeftFails(self) -> None:
+    def runFault(self, anchor: str, status: str) -> None:
         port = freePort()
-        self.start([sys.executable, "-m", "tests.broken.socha_server", str(port)], waitForPort=port)
-        code, report = self.check("socha", "--target", f"127.0.0.1:{port}", "--only", "fullGame")
-        self.assertRuleFails(
-            code, report, "ends with <result> and then <left/>", "<left roomId/> must follow the result"
+        self.start([PYTHON, "-m", "tests.broken.socha_server", str(port), anchor], waitForPort=port)
+        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}"), anchor, status)
+
+    locals().update(
+        faultTests(
+            {
+                "socha-join": "FAIL",
+                "socha-start": "FAIL",
+                "socha-full-game": "FAIL",
+                "socha-invalid-move": "FAIL",
+                "socha-out-of-turn": "FAIL",
+                "socha-hard-timeout": "FAIL",
+                "socha-unknown-reservation": "FAIL",
+                "socha-bad-xml": "FAIL",
+            }
         )
+    )
+
+    def test_deadTargetCannotBeTested(self) -> None:
+        self.assertCannotTest(*self.check("--target", f"127.0.0.1:{freePort()}"), "Connection refused")
+
+
+class SochaPlayerChecks(ConformanceRuns):
+    family = "socha-player"
 
     def test_realPlayerPasses(self) -> None:
-        command = f"{sys.executable} tests/socha_player.py {{port}} 5"
-        self.assertAllPass(*self.check("socha-player", "--command", command))
+        command = f"{PYTHON} tests/socha_player.py {{port}} 5"
+        self.assertAllPass(*self.check("--command", command, "--strict"))
 
-    def test_cheatingPlayerFails(self) -> None:
-        command = f"{sys.executable} tests/broken/socha_bad_player.py {{port}}"
-        code, report = self.check("socha-player", "--command", command, "--only", "Legally")
-        self.assertRuleFails(
-            code, report, "answers every moveRequest within 2 s with a legal move", "the player broke a rule"
+    def runFault(self, anchor: str, status: str) -> None:
+        command = f"{PYTHON} tests/broken/socha_player.py {{port}} {anchor}"
+        self.assertOnly(*self.check("--command", command), anchor, status)
+
+    locals().update(
+        faultTests(
+            {
+                "socha-player-join": "FAIL",
+                "socha-player-moves": "FAIL",
+                "socha-player-close": "FAIL",
+                "socha-player-exit": "FAIL",
+            }
         )
+    )
+
+    def test_missingProgramCannotBeTested(self) -> None:
+        self.assertCannotTest(*self.check("--command", "no-such-player --port {port}"), "was not found")
 
 
 class GobangChecks(ConformanceRuns):
+    family = "gobang"
+
     def test_velhanetServerPasses(self) -> None:
         directory = tempfile.mkdtemp()
-        server = self.start(twistd("gobang-server", "--fifo-dir", directory))
-        path = None
+        self.start(twistd("gobang-server", "--fifo-dir", directory))
+        pid = ""
         for _ in range(200):
             found = list(Path(directory).glob("gbs.*"))
             if found:
-                path = found[0]
+                pid = str(int(found[0].name[4:]))
                 break
             time.sleep(0.05)
-        self.assertIsNotNone(path, "the server made no FIFO")
-        assert path is not None
-        pid = str(int(path.name[4:]))
-        self.assertEqual(int(pid), server.pid)
-        self.assertAllPass(*self.check("gobang", "--target", pid, "--fifo-dir", directory, "--destructive"))
+        self.assertTrue(pid, "the server made no FIFO")
+        self.assertAllPass(*self.check("--target", pid, "--fifo-dir", directory, "--destructive", "--strict"))
         self.assertEqual(list(Path(directory).glob("gbs.*")), [])
 
-    def test_whiteAskedFirstFails(self) -> None:
+    def runFault(self, anchor: str, status: str) -> None:
         directory = tempfile.mkdtemp()
-        self.start([sys.executable, "-m", "tests.broken.gobang_server", directory], waitForLine=True)
-        code, report = self.check(
-            "gobang", "--target", self.firstLine, "--fifo-dir", directory, "--only", "blackMovesFirst"
+        pid = self.start([PYTHON, "-m", "tests.broken.gobang_server", directory, anchor], firstLine=True)
+        for _ in range(100):
+            if any(directory in str(p) for p in Path(directory).iterdir()):
+                break
+            time.sleep(0.05)
+        self.assertOnly(*self.check("--target", pid, "--fifo-dir", directory, "--destructive"), anchor, status)
+
+    locals().update(
+        faultTests(
+            {
+                "gobang-fifo-name": "FAIL",
+                "gobang-signon": "FAIL",
+                "gobang-black-first": "FAIL",
+                "gobang-five": "FAIL",
+                "gobang-illegal": "FAIL",
+                "gobang-passes": "FAIL",
+                "gobang-resign": "FAIL",
+                "gobang-signoff": "FAIL",
+                "gobang-kibitz": "WARN",
+                "gobang-kill": "FAIL",
+            }
         )
-        self.assertRuleFails(code, report, "black gets the first move request", "black must get 7 then 8")
+    )
+
+    def test_wrongPidCannotBeTested(self) -> None:
+        self.assertCannotTest(
+            *self.check("--target", "999999", "--fifo-dir", tempfile.mkdtemp()), "no process with pid 999999"
+        )
+
+
+VELHA_FAULTS = {
+    "velha-hello": "FAIL",
+    "velha-malformed-datagrams": "FAIL",
+    "velha-invite": "FAIL",
+    "velha-answer-nick": "FAIL",
+    "velha-no-msg06": "WARN",
+    "velha-series-invitee": "FAIL",
+    "velha-series-inviter": "FAIL",
+    "velha-busy": "FAIL",
+    "velha-malformed-frame": "FAIL",
+}
+
+
+def waitForPeer(target: str, local: str, port: int) -> None:
+    """Until the peer answers MSG01 (it answers at the protocol port of the sender's address)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        udp.bind((local, port))
+        udp.settimeout(0.2)
+        for _ in range(100):
+            udp.sendto(b"01011vcheck", (target, port))
+            try:
+                if udp.recv(256).startswith(b"02"):
+                    return
+            except OSError:
+                continue
+    raise AssertionError(f"the peer at {target}:{port} never answered MSG01")
 
 
 class VelhaChecks(ConformanceRuns):
+    """Each test has its own loopback addresses and a free UDP port, so tests run side by side."""
+
+    family = "velha"
+
+    def addresses(self, index: int) -> tuple[str, str, str, str]:
+        net = f"127.0.{40 + index}"
+        return f"{net}.2", f"{net}.1", f"{net}.3", str(freePort(socket.SOCK_DGRAM))
+
+    def checkPeer(self, target: str, local: str, local2: str, port: str, *more: str) -> tuple[int, Any, str]:
+        fast = ("--move-delay", "0.05", "--start-grace", "0.5")
+        return self.check("--target", target, "--local", local, "--local2", local2, "--port", port, *fast, *more)
+
     def test_velhanetPeerPasses(self) -> None:
+        target, local, local2, port = self.addresses(0)
         self.start(
             twistd(
                 "velha",
-                "--nick",
-                "Bo",
-                "--bot",
-                "--interface",
-                "127.0.0.12",
-                "--announce",
-                "127.0.0.11",
-                "--invite",
-                "vcheck",
-                "--move-delay",
-                "0.05",
+                *("--nick", "Bo", "--bot", "--interface", target, "--announce", local, "--port", port),
+                *("--invite", "vinvite", "--move-delay", "0.05", "--start-grace", "0.5"),
             )
         )
-        time.sleep(1.5)
-        self.assertAllPass(
-            *self.check("velha", "--target", "127.0.0.12", "--local", "127.0.0.11", "--local2", "127.0.0.13")
-        )
+        waitForPeer(target, local, int(port))
+        self.assertAllPass(*self.checkPeer(target, local, local2, port, "--strict"))
 
-    def test_deafPeerFails(self) -> None:
-        self.start([sys.executable, "-m", "tests.broken.velha_peer", "127.0.0.22", "127.0.0.21"], waitForLine=True)
-        code, report = self.check(
-            "velha",
-            "--target",
-            "127.0.0.22",
-            "--local",
-            "127.0.0.21",
-            "--local2",
-            "127.0.0.23",
-            "--only",
-            "helloIsAnswered",
-        )
-        self.assertRuleFails(
-            code,
-            report,
-            "MSG01 is answered by MSG02",
-            "MSG02 must answer MSG01 within 15 s, sent to our IP at port 20181 (text: MSG02); got nothing",
-        )
+    def runFault(self, anchor: str, status: str) -> None:
+        target, local, local2, port = self.addresses(1 + list(VELHA_FAULTS).index(anchor))
+        self.start([PYTHON, "-m", "tests.broken.velha_peer", target, local, anchor, port], firstLine=True)
+        self.assertOnly(*self.checkPeer(target, local, local2, port), anchor, status)
+
+    locals().update(faultTests(VELHA_FAULTS))
+
+    def test_nobodyListeningCannotBeTested(self) -> None:
+        target, local, local2, port = self.addresses(20)
+        self.assertCannotTest(*self.checkPeer(target, local, local2, port), "nothing listens on UDP")

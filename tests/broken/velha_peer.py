@@ -1,6 +1,6 @@
 """velhanet's JogoVelha bot peer with one fault, chosen on the command line.
 
-    python -m tests.broken.velha_peer INTERFACE ANNOUNCE FAULT
+    python -m tests.broken.velha_peer INTERFACE ANNOUNCE FAULT [PORT]
 
 It accepts every invitation, invites ``vinvite`` when it sees it, plays fast,
 and breaks exactly one rule of ``docs/velha.md`` (its anchor is the fault's name).
@@ -155,6 +155,7 @@ FAULTS = {
 
 def main() -> None:
     interface, announce, fault = sys.argv[1:4]
+    port = sys.argv[4] if len(sys.argv) > 4 else "20181"
     FAULTS[fault]()
     options = Options()
     options.parseOptions(
@@ -172,6 +173,8 @@ def main() -> None:
             "0.05",
             "--start-grace",
             "0.5",
+            "--port",
+            port,
         ]
     )
     service = VelhaService(options, reactor)
