@@ -366,3 +366,44 @@ class VelhaChecks(ConformanceRuns):
     def test_nobodyListeningCannotBeTested(self) -> None:
         target, local, local2, port = self.addresses(20)
         self.assertCannotTest(*self.checkPeer(target, local, local2, port), "nothing listens on UDP")
+
+
+class GradeFolderTests(ConformanceRuns):
+    """``velhanet-grade``: a folder of submissions, one line per student, a report file each."""
+
+    def test_classFolder(self) -> None:
+        folder = Path(self.mktemp()).resolve()
+        for student, command in {
+            "ana": f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile= -l /dev/null"
+            " gambit-server --listen tcp:{port}:interface=127.0.0.1",
+            "bo": f"cd {ROOT} && {PYTHON} -m tests.broken.gambit_server {{port}} gambit-join-unknown",
+            "cy": "./no-such-server --port {port}",
+        }.items():
+            (folder / student).mkdir(parents=True)
+            (folder / student / "velhanet-run").write_text(command)
+        (folder / "dan").mkdir()
+        out = Path(self.mktemp()).resolve()
+        result = subprocess.run(
+            [PYTHON, "-m", "velhanet.conformance.grade", "gambit", str(folder), "--out", str(out)],
+            cwd=ROOT,
+            env=ENVIRONMENT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        rows = {
+            line.split()[0]: line.split()
+            for line in result.stdout.splitlines()
+            if line[:3] in ("ana", "bo ", "cy ", "dan")
+        }
+        self.assertEqual(rows["ana"][1:7], ["13", "0", "0", "0", "0", "pass"])
+        self.assertEqual(rows["bo"][1:7], ["12", "1", "0", "0", "0", "fail"])
+        self.assertEqual(rows["cy"][6:8], ["cannot", "test:"])
+        self.assertIn("no velhanet-run file", " ".join(rows["dan"]))
+        bo = json.loads((out / "bo.json").read_text())
+        self.assertEqual([rule["id"] for rule in bo["rules"] if rule["status"] == "FAIL"], ["gambit-join-unknown"])
+        self.assertEqual(
+            sorted(p.name for p in out.iterdir()),
+            [f"{s}.{e}" for s in ("ana", "bo", "cy", "dan") for e in ("json", "xml")],
+        )

@@ -36,3 +36,25 @@ class MachineDiagramTests(SynchronousTestCase):
             "finished",
         ):
             self.assertIn(f'"{state}"', dot)
+
+
+class RuleAnchorTests(SynchronousTestCase):
+    """Every rule ``velhanet-check`` reports is stated in the repository's own docs, at its anchor."""
+
+    def test_everyRuleHasItsParagraph(self) -> None:
+        from velhanet.conformance.runner import DOCS, FAMILIES, checksOf, ruleOf
+
+        root = Path(__file__).resolve().parent.parent
+        for family in FAMILIES:
+            text = (root / DOCS[family]).read_text(encoding="utf-8")
+            anchors = [ruleOf(test)[1] for test in checksOf(family)]
+            self.assertTrue(anchors)
+            self.assertEqual(len(anchors), len(set(anchors)), family)
+            for anchor in anchors:
+                self.assertTrue(anchor.startswith(family.split("-")[0] + "-"), anchor)
+                self.assertIn(f'<a id="{anchor}"></a>', text, f"{DOCS[family]} has no paragraph for {anchor}")
+
+    def test_noDocumentPointsOutsideTheRepository(self) -> None:
+        root = Path(__file__).resolve().parent.parent
+        for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+            self.assertNotIn("shared/", path.read_text(encoding="utf-8"), path)

@@ -1,0 +1,195 @@
+"""``velhanet-grade FAMILY DIR``: check a whole class's programs, one after the other, and tabulate.
+
+Every subdirectory of DIR is one student's submission. Its file ``velhanet-run``
+holds the command that starts the student's program (run by the shell, in that
+directory), with placeholders that velhanet fills in:
+
+====================  =====================================================
+family                placeholders in ``velhanet-run``
+====================  =====================================================
+gambit, socha         ``{port}``: the TCP port to listen on (127.0.0.1)
+gobang                ``{fifo_dir}``: the FIFO directory to use
+velha                 ``{address}`` (bind here), ``{announce}`` (the checker's
+                      address), ``{port}`` (the UDP port); the peer must accept
+                      invitations by itself and invite ``vinvite``
+socha-player          ``{port}``: the server to join (the command is started
+                      once for the game the checks play)
+====================  =====================================================
+
+For each submission the program is started, the family's checks run against
+it, the program is stopped, and its report is written to ``--out`` as JSON and
+JUnit XML; at the end a table with one line per student. The exit status is
+0 when every program could be tested and passed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from velhanet.conformance import velha
+from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN, Target
+from velhanet.conformance.report import jsonReport, junitXml, parseArguments, targetFrom
+from velhanet.conformance.runner import FAMILIES, Report, runChecks
+
+RUN_FILE = "velhanet-run"
+START_WAIT = 10.0
+
+
+@dataclass
+class Graded:
+    student: str
+    report: Report
+
+    def row(self) -> list[str]:
+        report = self.report
+        counts = [str(report.count(status)) for status in (PASS, FAIL, WARN, SKIP, NOT_RUN)]
+        verdict = "fail" if report.count(FAIL) else "pass"
+        if report.cannotTest:
+            verdict = f"cannot test: {report.cannotTest}"
+        return [self.student, *counts, verdict]
+
+
+def freePort(kind: int = socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _waitForTcp(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_WAIT
+    while time.monotonic() < deadline and process.poll() is None:
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        time.sleep(0.1)
+
+
+def _waitForFifo(directory: Path, process: subprocess.Popen[bytes]) -> int:
+    deadline = time.monotonic() + START_WAIT
+    while time.monotonic() < deadline and process.poll() is None:
+        for path in directory.iterdir():
+            if path.name.startswith("gbs") and path.name[4:].isdigit():
+                return int(path.name[4:])
+        time.sleep(0.1)
+    return 0
+
+
+def _waitForPeer(chosen: Target, process: subprocess.Popen[bytes]) -> None:
+    """Until something listens on the peer's UDP port (or the wait is over: canTest then says so)."""
+    deadline = time.monotonic() + START_WAIT
+    while time.monotonic() < deadline and process.poll() is None and velha.canTest(chosen) is not None:
+        time.sleep(0.2)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def gradeOne(family: str, submission: Path, index: int, options: list[str]) -> Report:
+    """Start one submission, check it, stop it."""
+    runFile = submission / RUN_FILE
+    if not runFile.exists():
+        report = Report(family, str(submission))
+        report.cannotTest = f"no {RUN_FILE} file in {submission}"
+        return report
+    template = runFile.read_text(encoding="utf-8").strip()
+    values = {"port": "", "fifo_dir": "", "address": "", "announce": ""}
+    arguments: list[str] = []
+    if family in ("gambit", "socha"):
+        values["port"] = str(freePort())
+        arguments = ["--target", f"127.0.0.1:{values['port']}"]
+    elif family == "gobang":
+        values["fifo_dir"] = tempfile.mkdtemp(prefix="velhanet-grade-")
+    elif family == "velha":
+        net = f"127.0.{100 + index % 100}"
+        values.update(address=f"{net}.2", announce=f"{net}.1", port=str(freePort(socket.SOCK_DGRAM)))
+        arguments = ["--target", values["address"], "--local", values["announce"], "--local2", f"{net}.3"]
+        arguments += ["--port", values["port"]]
+    if family == "socha-player":
+        chosen = targetFrom(parseArguments([family, "--command", template, *options]))
+        chosen.extra["cwd"] = str(submission)
+        return runChecks(family, chosen)
+    command = template
+    for name, value in values.items():
+        command = command.replace("{" + name + "}", value)
+    process = subprocess.Popen(
+        command, shell=True, cwd=submission, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
+    try:
+        if family == "gobang":
+            pid = _waitForFifo(Path(values["fifo_dir"]), process)
+            arguments = ["--target", str(pid), "--fifo-dir", values["fifo_dir"], "--destructive"]
+        elif family != "velha":
+            _waitForTcp(int(values["port"]), process)
+        chosen = targetFrom(parseArguments([family, *arguments, *options]))
+        if family == "velha":
+            _waitForPeer(chosen, process)
+        report = runChecks(family, chosen)
+        report.target = f"{submission.name}: {report.target}"
+        return report
+    finally:
+        _stop(process)
+
+
+def formatTable(graded: list[Graded]) -> str:
+    header = ["student", "pass", "fail", "warn", "skip", "not run", "verdict"]
+    rows = [header, *(g.row() for g in graded)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
+        lines.append("  ".join([*cells, row[-1]]))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
+    parser = argparse.ArgumentParser(
+        prog="velhanet-grade",
+        description="Check every submission in a folder with velhanet-check and print one line per student.",
+        epilog=f"Each subdirectory of DIR needs a file {RUN_FILE} with the command that starts the program; "
+        "see docs/conformance.md for its placeholders.",
+    )
+    parser.add_argument("family", choices=sorted(FAMILIES))
+    parser.add_argument("folder", metavar="DIR", help="one subdirectory per student")
+    parser.add_argument("--out", default="velhanet-grades", help="where the reports go (default ./velhanet-grades)")
+    parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
+    arguments = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    options = ["--strict"] if arguments.strict else []
+    outDir = Path(arguments.out)
+    outDir.mkdir(parents=True, exist_ok=True)
+    graded = []
+    submissions = sorted(path for path in Path(arguments.folder).iterdir() if path.is_dir())
+    for index, submission in enumerate(submissions):
+        print(f"checking {submission.name} ...", file=out, flush=True)
+        report = gradeOne(arguments.family, submission, index, options)
+        graded.append(Graded(submission.name, report))
+        (outDir / f"{submission.name}.json").write_text(jsonReport(report) + "\n", encoding="utf-8")
+        (outDir / f"{submission.name}.xml").write_bytes(junitXml(report))
+    print(formatTable(graded), file=out)
+    print(f"reports in {outDir}/ (one JSON and one JUnit XML file per student)", file=out)
+    ok = all(not g.report.cannotTest and not g.report.count(FAIL) for g in graded)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
