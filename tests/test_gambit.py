@@ -14,7 +14,7 @@ from twisted.test import iosim
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.gambit.client import ClientSession, GambitClientProtocol, chooseBotMove
-from velhanet.gambit.server import MAX_QUEUED, GambitServerFactory, GambitServerProtocol
+from velhanet.gambit.server import GambitLimits, GambitServerFactory, GambitServerProtocol
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.games.chessgame import ChessRules, parseMove
 from velhanet.games.interfaces import IllegalMove
@@ -118,10 +118,10 @@ class ChessParsingTests(SynchronousTestCase):
 class FakeClient:
     """One connection to the server on a StringTransport."""
 
-    def __init__(self, server: ServerHarness, port: int) -> None:
+    def __init__(self, server: ServerHarness, port: int, host: str = "127.0.0.1") -> None:
         self.harness = server
         self.protocol: GambitServerProtocol = server.factory.buildProtocol(None)
-        self.transport = StringTransport(peerAddress=IPv4Address("TCP", "127.0.0.1", port))
+        self.transport = StringTransport(peerAddress=IPv4Address("TCP", host, port))
         self.protocol.makeConnection(self.transport)
         self.writes: list[bytes] = []
 
@@ -130,7 +130,7 @@ class FakeClient:
 
     def received(self) -> list[Message]:
         """Let time pass (paced writes flush), then decode everything written so far."""
-        for _ in range(MAX_QUEUED + 2):
+        for _ in range(GambitLimits.maxQueued + 2):
             self.harness.clock.advance(0.06)
         data = self.transport.value()
         self.transport.clear()
@@ -143,8 +143,8 @@ class ServerHarness:
         self.factory = GambitServerFactory(self.clock, validate=validate, language=language)
         self.ports = iter(range(50000, 60000))
 
-    def client(self) -> FakeClient:
-        return FakeClient(self, next(self.ports))
+    def client(self, host: str = "127.0.0.1") -> FakeClient:
+        return FakeClient(self, next(self.ports), host)
 
     def game(self) -> tuple[FakeClient, FakeClient, str]:
         white, black = self.client(), self.client()
@@ -323,7 +323,7 @@ class ServerTests(SynchronousTestCase):
     def test_clientThatNeverReadsIsClosed(self) -> None:
         client = self.server.client()
         client.protocol.pauseProducing()  # its socket buffer is full
-        for _ in range(MAX_QUEUED + 1):
+        for _ in range(GambitLimits.maxQueued + 1):
             client.send(cmd=9)
         self.assertTrue(client.transport.disconnecting)
 

@@ -105,7 +105,8 @@ class TableHarness:
         self.refuse: dict[int, str] = {}
         self.killers: set[int] = set()
         self.stopped = 0
-        self.table = Table(rules or gobangRules(11), self.open, lambda pid: pid in self.killers, self.stop, once=once)
+        self.killRequests: list[tuple[int, object]] = []
+        self.table = Table(rules or gobangRules(11), self.open, self.killRefusal, self.stop, once=once)
 
     def open(self, pid: int) -> FakeChannel:
         if pid in self.refuse:
@@ -115,6 +116,10 @@ class TableHarness:
 
     def stop(self) -> None:
         self.stopped += 1
+
+    def killRefusal(self, pid: int, channel: object) -> str | None:
+        self.killRequests.append((pid, channel))
+        return None if pid in self.killers else "not proven"
 
     def word(self, pid: int, op: int, x: int = 0, y: int = 0) -> None:
         self.table.received(ClientWord(pid, op, x, y))
@@ -218,6 +223,13 @@ class TableTests(SynchronousTestCase):
         self.h.killers.add(300)
         self.h.word(300, ClientOp.KILL)
         self.assertEqual(self.h.stopped, 1)
+        self.assertEqual(self.h.killRequests, [(300, None), (300, None)])
+
+    def test_killFromAParticipantNamesItsChannel(self) -> None:
+        black, _ = self.h.game()
+        self.h.word(100, ClientOp.KILL)
+        self.assertEqual(self.h.killRequests, [(100, black)])
+        self.assertEqual(self.h.stopped, 0)
 
     def test_shutdownSends3(self) -> None:
         black, white = self.h.game()

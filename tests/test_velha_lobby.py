@@ -358,3 +358,27 @@ class MachineAloneTests(SynchronousTestCase):
         self.assertTrue(port.closed)
         self.assertEqual(log[-2:], ["connected", "fin"])
         self.assertEqual(clock.getDelayedCalls(), [])
+
+    def test_repeatedInvitationNeverGetsAnInstantRefusal(self) -> None:
+        """A MSG04 that comes just before a pending refusal copy is due: that copy waits 0.5 s after it."""
+        clock, sent = Clock(), []
+        machine = InviteeMachine(
+            InviteeCore(
+                clock,
+                lambda: None,
+                lambda port: sent.append((clock.seconds(), port)),
+                lambda: None,  # type: ignore[arg-type, return-value]
+                lambda o, d: None,
+                lambda: None,
+            )
+        )
+        machine.invitedWhileBusy()
+        clock.advance(0.5)  # first copy
+        clock.advance(1.997)  # the second is due in 3 ms
+        machine.repeatInvite()
+        repeatedAt = clock.seconds()
+        for _ in range(100):
+            clock.advance(0.1)
+        after = [when for when, port in sent if when > repeatedAt]
+        self.assertGreaterEqual(after[0] - repeatedAt, 0.5 - 1e-9)
+        self.assertEqual(len(after), 3)  # the repeated invitation gets its own three copies

@@ -188,6 +188,79 @@ class DrawTests(Scenario):
         self.assertFalse(any(e[0] == "ended" for e in person.events))
 
 
+class ScriptedPerson(Recorder):
+    """A person at velhanet's console: plays its script, then the first free cell of its board."""
+
+    def __init__(self, script: list[int]) -> None:
+        super().__init__()
+        self.script = script
+        self.board: object = None
+        self.asked = False
+
+    def yourTurn(self, board: object) -> None:  # type: ignore[override]
+        self.board = board
+        self.asked = True
+        super().yourTurn(board)  # type: ignore[arg-type]
+
+    def nextMove(self) -> int:
+        self.asked = False
+        if self.script:
+            return self.script.pop(0)
+        board = self.board
+        return next(p for p in range(1, 10) if board.stoneAt((p - 1) % 3, (p - 1) // 3) is None)  # type: ignore[attr-defined]
+
+
+class SlowerThanTheGraceTests(Scenario):
+    """The original's user takes 3 s on each result dialog, velhanet's grace is 1 s: velhanet's first
+    move of a game can reach the original too early (scenario 8 of the real runs, with 12 s and 8 s)."""
+
+    def play(self, java: OriginalProgram, person: ScriptedPerson, seconds: float) -> Lobby:
+        velha = self.lan.addPeer("Cy", THIRD, person, announceTargets=[JAVA], acceptPolicy="always")
+        velha.settings.startGrace = 1.0
+        velha.datagramReceived(b"02010javaP", JAVA)
+        velha.invite("javaP")
+        for _ in range(round(seconds / 0.1)):
+            self.lan.run(0.1)
+            if person.asked:
+                velha.play(person.nextMove())
+        return velha
+
+    def test_collisionOnTheLostCellIsALostMove(self) -> None:
+        """The original started game 1 and drew it with its own last move; velhanet's first move of game 2
+        (1) is lost under its dialog; the original then starts game 2 itself, on 1. Before: "javaP broke a
+        rule: position 1 is already taken"; now game 2 goes on as the original sees it."""
+        java = OriginalProgram(self.lan, "javaP", JAVA, msg07=1, clickDelay=3, strategy="first")
+        person = ScriptedPerson([2, 4, 7, 9, 1])  # game 1 (a draw, the original's move last), then 1
+        self.play(java, person, 60)
+        self.assertEqual(java.results[0], "draw")
+        self.assertEqual(java.lostMoves, [1])
+        notices = [str(e[1]) for e in person.events if e[0] == "notice"]
+        self.assertTrue(any("where our first move of game 2 is" in n for n in notices), notices)
+        self.assertFalse(any(e[0] == "ended" for e in person.events), person.events)
+        ours = [e[1] for e in person.events if e[0] == "gameOver"]
+        theirs = {"won": "lost", "lost": "won", "draw": "draw"}
+        self.assertEqual([theirs[r] for r in java.results[: len(ours)]], ours)  # every game ends alike on both sides
+
+    def test_msg09CrossingOurFirstMoveIsNotALostMove(self) -> None:
+        """velhanet started game 1 and drew it with its own last move: the original's dialog blocks its
+        reader, so velhanet's MSG09 and first move of game 2 wait, and its own MSG09 crosses them. Before:
+        velhanet restarted game 2 and the boards parted (both waited 120 s); now the MSG09 is ignored."""
+        java = OriginalProgram(self.lan, "javaP", JAVA, msg07=2, clickDelay=3, strategy="first")
+        person = ScriptedPerson([2, 4, 5, 7, 9])  # game 1: a draw, velhanet's move last
+        self.play(java, person, 120)
+        self.assertEqual(java.results[0], "draw")
+        game2 = java.events[java.events.index("game 1: draw") : java.events.index("game 2: lost")]
+        self.assertFalse(any("lost under the result dialog" in event for event in game2), java.events)
+        notices = [str(e[1]) for e in person.events if e[0] == "notice"]
+        self.assertTrue(any("after our first move of game 2; it crossed ours" in n for n in notices), notices)
+        self.assertFalse(any("game 2: it never saw that move" in n for n in notices), notices)
+        self.assertEqual(len([e for e in person.events if e[0] == "seriesOver"]), 1, person.events)
+        self.assertFalse(any(e[0] == "ended" for e in person.events), person.events)
+        ours = [e[1] for e in person.events if e[0] == "gameOver"]
+        theirs = {"won": "lost", "lost": "won", "draw": "draw"}
+        self.assertEqual([theirs[r] for r in java.results], ours)
+
+
 class SilentNonStarterTests(SynchronousTestCase):
     """After a draw we started, a peer that never sends MSG09 (the original's stale flag): we start."""
 

@@ -140,3 +140,44 @@ class TwoRealPeersTests(TestCase):
         for log in logs:
             self.assertIn("Server Shut Down.", log.read_text())
         self.assertIn("b'03007Bo'", logs[1].read_text())
+
+
+class KilledPeerTests(TestCase):
+    """A peer killed with SIGKILL mid-match: the survivor says so, stays up, and plays the next one.
+
+    (On 127.0.0.41 and .42, so that it can run beside L{TwoRealPeersTests}.)
+    """
+
+    timeout = 180
+
+    @inlineCallbacks
+    def test_survivorPlaysAgain(self):  # type: ignore[no-untyped-def]
+        tmp = Path(self.mktemp()).resolve()
+        tmp.mkdir()
+        anaLog, boLog, bo2Log = tmp / "ana.log", tmp / "bo.log", tmp / "bo2.log"
+        common = ["--bot", "--move-delay", "0.3", "--trace"]
+        ana = twistd(
+            "velha", "--nick", "Ana", "--interface", "127.0.0.41", "--announce", "127.0.0.42", *common, log=anaLog
+        )
+        self.addCleanup(ana.kill)
+        yield deferLater(reactor, 1.0, lambda: None)
+        peer = ["--interface", "127.0.0.42", "--announce", "127.0.0.41", "--invite", "Ana", *common]
+        bo = twistd("velha", "--nick", "Bo", *peer, log=boLog)
+        self.addCleanup(bo.kill)
+        yield self.until(lambda: "<- tcp Bo b'08" in (anaLog.read_text() if anaLog.exists() else ""), 40)
+        bo.kill()  # SIGKILL: no MSG10, no MSG03, the kernel resets the connection
+        bo.wait()
+        yield self.until(lambda: "match ended" in anaLog.read_text().split("<- tcp Bo b'08", 1)[1], 20)
+        self.assertIsNone(ana.poll())
+        bo2 = twistd("velha", "--nick", "Bo", *peer, log=bo2Log)
+        self.addCleanup(bo2.kill)
+        yield self.until(lambda: bool(SERIES_OVER.search(anaLog.read_text())), 120)
+
+    @inlineCallbacks
+    def until(self, condition, seconds: float):  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            yield deferLater(reactor, 0.2, lambda: None)
+        self.fail("timed out waiting")

@@ -15,15 +15,15 @@ import sys
 from twisted.internet import reactor
 
 from velhanet.gambit.server import GambitServerFactory, GambitServerProtocol
-from velhanet.gambit.wire import Cmd, JsonStreamDecoder, Message
+from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message
 
 
 class WrongJoinName(GambitServerProtocol):
-    def send(self, message: Message) -> None:
+    def send(self, message: Message, relayed: bool = False) -> None:
         game = self.game
         if message.cmd == Cmd.OK and game is not None and self is game.core.white and game.core.black is not None:
             message = Message(Cmd.OK, "", "?")  # White is not told who joined
-        super().send(message)
+        super().send(message, relayed)
 
 
 class SilentJoin(GambitServerProtocol):
@@ -49,19 +49,9 @@ class JoinsAnyway(GambitServerProtocol):
 class CaseSensitiveKeys(GambitServerProtocol):
     """Only the exact keys Cmd/User/Args are understood; an object with other spellings is ignored."""
 
-    def dataReceived(self, data: bytes) -> None:
-        decoder = self.decoder
-        items = [(raw, item) for raw, item in decoder.feed(data) if '"Cmd"' in str(raw)]
-
-        class Filtered:
-            def feed(self, data: bytes) -> list[object]:
-                return items
-
-        self.decoder = Filtered()  # type: ignore[assignment]
-        try:
-            super().dataReceived(b"")
-        finally:
-            self.decoder = decoder
+    def _handleOne(self, raw: str, item: Message | MalformedMessage) -> None:
+        if '"Cmd"' in raw:
+            super()._handleOne(raw, item)
 
 
 class EchoMove(GambitServerProtocol):
@@ -93,17 +83,9 @@ class FirstObjectOnly(GambitServerProtocol):
     """As the original: one object per read; a second object that came in the same read is lost."""
 
     def dataReceived(self, data: bytes) -> None:
-        decoder, first = self.decoder, self.decoder.feed(data)[:1]
-
-        class OneRead:
-            def feed(self, data: bytes) -> list[object]:
-                return first
-
-        self.decoder = OneRead()  # type: ignore[assignment]
-        try:
-            super().dataReceived(b"")
-        finally:
-            self.decoder = decoder
+        first = self.decoder.feed(data)[:1]
+        for raw, item in first:
+            self._handleOne(raw, item)
 
 
 class CrashOnMoveOutside(GambitServerProtocol):
@@ -114,14 +96,14 @@ class CrashOnMoveOutside(GambitServerProtocol):
 
 
 class SilentOnBadJson(GambitServerProtocol):
-    def send(self, message: Message) -> None:
+    def send(self, message: Message, relayed: bool = False) -> None:
         if not (message.cmd == Cmd.ERROR and message.args.startswith("bad message")):
-            super().send(message)
+            super().send(message, relayed)
 
 
 class NamedUser(GambitServerProtocol):
-    def send(self, message: Message) -> None:
-        super().send(Message(message.cmd, self.name or "server", message.args))
+    def send(self, message: Message, relayed: bool = False) -> None:
+        super().send(Message(message.cmd, self.name or "server", message.args), relayed)
 
 
 class DiesOnUnknownJoin(GambitServerProtocol):

@@ -42,11 +42,11 @@ class GameRecord:
 class _RecordingLobby(Lobby):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.connections: list[SochaProtocol] = []
+        self.everyConnection: list[SochaProtocol] = []
 
     def buildProtocol(self, addr: object) -> SochaProtocol:
         protocol = super().buildProtocol(addr)
-        self.connections.append(protocol)
+        self.everyConnection.append(protocol)
         return protocol
 
 
@@ -117,11 +117,12 @@ class SochaPlayerConformance(TestCase):
                 record.playerTeam = "TWO" if bot.team == "ONE" else "ONE"
             for _ in range(150):
                 if process.poll() is not None and all(
-                    c.transport is None or not getattr(c.transport, "connected", False) for c in lobby.connections[:1]
+                    c.transport is None or not getattr(c.transport, "connected", False)
+                    for c in lobby.everyConnection[:1]
                 ):
                     break
                 yield deferLater(reactor, 0.1, lambda: None)
-            record.closedAfterLeft = bool(lobby.connections) and lobby.connections[0].closedAfterLeft
+            record.closedAfterLeft = bool(lobby.everyConnection) and lobby.everyConnection[0].closedAfterLeft
         finally:
             if process.poll() is None:
                 process.kill()

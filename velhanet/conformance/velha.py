@@ -27,6 +27,7 @@ from velhanet.bots.tictactoe import PerfectBot
 from velhanet.conformance.base import ConformanceCase, Target, rule
 from velhanet.games.kinarow import KInARowState
 from velhanet.velha import wire
+from velhanet.velha.invite import ANSWER_DELAY, ANSWER_RESEND, CONNECT_DELAY
 from velhanet.velha.match import MatchCore, MatchMachine, MatchSettings, placeToPosition
 
 NICK = "vcheck"
@@ -182,6 +183,32 @@ class SeriesDriver:
                 self.machine.remoteGiveUp()
 
 
+def _helloRoundTrip(target: Target, udp: Udp) -> tuple[str | None, bool]:
+    """Send MSG01; (why the target cannot be reached, or None; whether MSG02 came back).
+
+    MSG02 goes to our address at the protocol port, where ``udp`` listens,
+    from whatever port the target likes (the original program answers from a
+    new one), so it is received there. The MSG01 leaves from a second, connected
+    socket: the kernel reports an ICMP "port unreachable" only on a connected
+    socket.
+    """
+    local = target.extra.get("local", "127.0.0.1")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        try:
+            sender.bind((local, 0))
+            sender.connect((target.host, target.port))
+            sender.send(wire.encode(wire.Hello(NICK)))
+            answered = udp.receive(wire.HelloReply, target.host, min(target.timeout, 5.0)) is not None
+            sender.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                sender.recv(64)  # raises the ICMP error, if one came
+        except ConnectionRefusedError:
+            return f"nothing listens on UDP {target.host}:{target.port}", False
+        except OSError as error:
+            return f"cannot reach {target.host}:{target.port}: {error.strerror or error}", False
+    return None, answered
+
+
 def canTest(target: Target) -> str | None:
     """Something listens on the peer's UDP port (no ICMP 'port unreachable'); remember if it answers MSG01."""
     local = target.extra.get("local", "127.0.0.1")
@@ -190,16 +217,12 @@ def canTest(target: Target) -> str | None:
     except OSError as error:
         return f"cannot bind our own UDP port {local}:{target.port} (--local): {error.strerror or error}"
     try:
-        udp.socket.connect((target.host, target.port))
-        udp.socket.send(wire.encode(wire.Hello(NICK)))
-        answer = udp.receive(wire.HelloReply, target.host, min(target.timeout, 5.0))
-    except ConnectionRefusedError:
-        return f"nothing listens on UDP {target.host}:{target.port}"
-    except OSError as error:
-        return f"cannot reach {target.host}:{target.port}: {error.strerror or error}"
+        unreachable, answered = _helloRoundTrip(target, udp)
     finally:
         udp.close()
-    target.extra["answersHello"] = answer is not None
+    if unreachable is not None:
+        return unreachable
+    target.extra["answersHello"] = answered
     return None
 
 
@@ -211,18 +234,13 @@ def probe(target: Target) -> str | None:
     except OSError:
         return None  # our own port is busy for a moment (a check's cleanup): nothing to say about the target
     try:
-        udp.socket.connect((target.host, target.port))
         for _ in range(2):
-            udp.socket.send(wire.encode(wire.Hello(NICK)))
-            if not target.extra.get("answersHello"):
-                time.sleep(0.2)
-                udp.socket.send(wire.encode(wire.HelloReply(NICK)))  # a second datagram surfaces an ICMP error
-                return None
-            if udp.receive(wire.HelloReply, target.host, min(target.timeout, 5.0)) is not None:
+            unreachable, answered = _helloRoundTrip(target, udp)
+            if unreachable is not None:
+                return f"{unreachable} any more"
+            if answered or not target.extra.get("answersHello"):
                 return None
         return "it no longer answers MSG01 (its UDP listener stopped)"
-    except ConnectionRefusedError:
-        return f"nothing listens on UDP {target.host}:{target.port} any more"
     finally:
         udp.close()
 
@@ -284,6 +302,9 @@ class VelhaConformance(ConformanceCase):
     def connect(self, answer: wire.InviteAnswer, sendAck: bool = True) -> socket.socket:
         if sendAck:
             self.udp.send(self.peer, wire.encode(wire.InviteAck()))
+            # As velhanet's inviter: the original program can take the
+            # connection only a moment after its MSG05 (docs/velha.md).
+            time.sleep(CONNECT_DELAY)
         try:
             connection = socket.create_connection((self.peer, answer.port), timeout=10)
         except OSError as error:
@@ -426,11 +447,21 @@ class VelhaConformance(ConformanceCase):
             self.skipTest(
                 f"the target did not invite {INVITED_NICK} within 10 s: start it with --invite {INVITED_NICK}"
             )
-        self.udp.send(self.peer, wire.encode(wire.InviteAnswer(INVITED_NICK, listener.getsockname()[1])))
-        listener.settimeout(30)
-        try:
-            connection, _ = listener.accept()
-        except TimeoutError:
+        # As velhanet's invitee: no answer sooner than 0.5 s after the MSG04
+        # (the original starts waiting for it only after its send returns, and
+        # drops an earlier one), and again every 2 s until the connection comes.
+        time.sleep(ANSWER_DELAY)
+        answer = wire.encode(wire.InviteAnswer(INVITED_NICK, listener.getsockname()[1]))
+        connection = None
+        for _ in range(round(30 / ANSWER_RESEND)):
+            self.udp.send(self.peer, answer)
+            listener.settimeout(ANSWER_RESEND)
+            try:
+                connection, _ = listener.accept()
+                break
+            except TimeoutError:
+                continue
+        if connection is None:
             self.fail("after MSG05 with a port, the inviter must connect; it did not within 30 s")
         self.addCleanup(connection.close)
         self.checkSeries(self.playSeries(connection, isInvitee=True))

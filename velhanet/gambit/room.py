@@ -30,6 +30,12 @@ class Player(Protocol):
 
     def send(self, message: Message) -> None: ...
 
+    def relay(self, message: Message, sender: Player) -> None:
+        """A message from ``sender``, its opponent; if this player cannot keep up, the sender pays."""
+
+    def disconnect(self, why: str, tell: str) -> None:
+        """Close this player's connection after telling it ``tell`` (it flooded its opponent)."""
+
     def leaveRoom(self) -> None:
         """The room is over for this player (it may CREATE or JOIN again)."""
 
@@ -71,10 +77,19 @@ class RoomCore:
         return self.black if player is self.white else self.white
 
     def relay(self, sender: Player, cmd: Cmd, args: str) -> None:
-        """To the opponent of the connection that sent it; the text: server messages carry no user."""
+        """To the opponent of the connection that sent it; the text: server messages carry no user.
+
+        Counted against the sender's relay window: a sender that floods is closed.
+        """
         opponent = self.opponentOf(sender)
         if opponent is not None:
-            opponent.send(Message(cmd, "", args))
+            opponent.relay(Message(cmd, "", args), sender)
+
+    def endFor(self, player: Player, args: str) -> None:
+        """END to the opponent of ``player``: the last message of the game, never refused."""
+        opponent = self.opponentOf(player)
+        if opponent is not None:
+            opponent.send(Message(Cmd.END, "", args))
 
     def moved(self, player: Player) -> None:
         """A move by ``player`` declines its opponent's draw offer; its own offer stands."""
@@ -133,8 +148,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
     def abandoned(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
         opponent = core.opponentOf(player)
         assert opponent is not None
-        text = args or core.texts("won", name=opponent.name)
-        core.relay(player, Cmd.END, text)
+        core.endFor(player, args or core.texts("won", name=opponent.name))
         _close(core)
 
     @playing.upon(Room.draw).loop()
@@ -142,16 +156,19 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         if core.drawOfferBy is not None and core.drawOfferBy is not player:
             inputs._finish(core.texts.agreed())
             return
-        core.drawOfferBy = player
         opponent = core.opponentOf(player)
         assert opponent is not None
+        if core.drawOfferBy is player:
+            player.send(Message(Cmd.ERROR, "", core.texts("drawOfferStands", name=opponent.name)))
+            return
+        core.drawOfferBy = player
         core.relay(player, Cmd.DRAW, args or core.texts("drawOffer", name=player.name))
         # The offerer learns the server took the offer (the original server ignores cmd 6).
         player.send(Message(Cmd.OK, "", core.texts("drawOfferSent", name=opponent.name)))
 
     @playing.upon(Room.leave).to(over)
     def left(inputs: Room, core: RoomCore, player: Player) -> None:
-        core.relay(player, Cmd.END, core.texts("abandoned", name=player.name))
+        core.endFor(player, core.texts("abandoned", name=player.name))
         _close(core)
 
     @playing.upon(Room._finish).to(over)

@@ -1,10 +1,18 @@
 """The Gambit relay server: one protocol per connection, one room machine per game.
 
-Hot path, per message: decode (one ``raw_decode``), a dict lookup for the
-room, the room's decision, one ``write``. No scan of all games, no copy of
-the board. Every reply is one object plus ``\\n``, and never two writes to
-one connection closer together than ``spacing`` seconds: the original Go
-client decodes one object per read and loses the second one of a read.
+Hot path, per message: decode (one scan and one ``json.loads``), a dict
+lookup for the room, the room's decision, one ``write``. No scan of all
+games, no copy of the board. Every reply is one object plus ``\\n``, and
+never two writes to one connection closer together than ``spacing``
+seconds: the original Go client decodes one object per read and loses the
+second one of a read.
+
+What one client may cost the server is bounded (L{GambitLimits},
+``docs/security.md``): the messages handled per reactor turn, the replies
+queued for it, the messages relayed to its opponent and not yet written
+(past that the *sender* is closed: the one who floods pays, never the one
+who reads), malformed messages in a row, and JOINs to games that are not
+open, per connection and per address.
 """
 
 from __future__ import annotations
@@ -20,9 +28,10 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from velhanet.gambit.room import Room, RoomCore, RoomMachine
+from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, Texts
-from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
+from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
+from velhanet.limits import AddressBuckets
 
 SPACING = 0.01
 """Seconds between two writes to one connection (see the module docstring).
@@ -31,10 +40,29 @@ The original client goes back to ``Read`` microseconds after handling a
 message, so two objects 10 ms apart arrive in two reads; a ping-pong game
 between bots is then limited to one message per 10 ms per connection."""
 
-MAX_QUEUED = 64
-"""Replies waiting for a connection that does not read; past this it is closed."""
-
 MAX_NAME = 64
+
+
+@dataclass(frozen=True)
+class GambitLimits:
+    """What one client may cost the server; ``--limit NAME=VALUE`` changes one."""
+
+    maxMessage: int = MAX_MESSAGE
+    """Characters of one JSON object; a longer one closes the connection (the stream cannot resynchronise)."""
+    maxQueued: int = 64
+    """Replies waiting for a connection that does not read; one more and it is aborted."""
+    relayWindow: int = 16
+    """Messages from the opponent waiting to be written to a player; one more closes the opponent."""
+    perTurn: int = 32
+    """Messages of one connection handled before the others get their turn."""
+    malformedInRow: int = 16
+    """Malformed messages or unknown commands in a row; one more closes the connection."""
+    failedJoins: int = 5
+    """JOINs to games that are not open on one connection; one more closes it."""
+    failedJoinsPerAddress: int = 20
+    """JOINs to games that are not open from one address before JOINs from it wait."""
+    failedJoinsPerMinute: float = 10.0
+    """How fast an address earns back failed JOINs: scanning 65,536 ids takes days."""
 
 
 @dataclass
@@ -54,42 +82,67 @@ class GambitServerProtocol(Protocol):
 
     def __init__(self, factory: GambitServerFactory) -> None:
         self.factory = factory
-        self.decoder = JsonStreamDecoder()
+        self.limits = factory.limits
+        self.decoder = JsonStreamDecoder(maxSize=factory.limits.maxMessage)
         self.name = ""
         self.game: _Game | None = None
         self.lastGameId: str | None = None
         self.peer = "?"
-        self._queue: deque[bytes] = deque()
+        self.host = "?"
+        self._queue: deque[tuple[bytes, bool]] = deque()
+        """Replies not written yet, each with whether it was relayed from the opponent."""
+        self._relaysQueued = 0
         self._lastWrite = float("-inf")
         self._flushCall: IDelayedCall | None = None
+        self._readCall: IDelayedCall | None = None
         self._paused = False
+        self._readingPaused = False
         self._closed = False
+        self._malformedInRow = 0
+        self._failedJoins = 0
 
     # -- connection ---------------------------------------------------------------
 
     def connectionMade(self) -> None:
         assert self.transport is not None
         peer = self.transport.getPeer()
-        self.peer = f"{getattr(peer, 'host', '?')}:{getattr(peer, 'port', '?')}"
+        self.host = str(getattr(peer, "host", "?"))
+        self.peer = f"{self.host}:{getattr(peer, 'port', '?')}"
         self.transport.registerProducer(self, True)  # type: ignore[attr-defined]
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)  # one small object per write: send it now
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         self._closed = True
-        if self._flushCall is not None and self._flushCall.active():
-            self._flushCall.cancel()
+        for call in (self._flushCall, self._readCall):
+            if call is not None and call.active():
+                call.cancel()
         self._queue.clear()
+        self._relaysQueued = 0
         if self.game is not None:
             game, self.game = self.game, None
             game.machine.leave(self)
 
-    def close(self, why: str) -> None:
+    def close(self, why: str, tell: str | None = None) -> None:
+        """Close after the replies already written, telling the client ``tell`` first."""
+        if self._closed:
+            return
+        if tell is not None:
+            raw = encode(Message(Cmd.ERROR, "", tell))
+            self.factory.trace("out", self.peer, raw, Message(Cmd.ERROR, "", tell))
+            self.transport.write(raw)  # type: ignore[union-attr]
+        self._closed = True
+        self.log.info("closing {peer}: {why}", peer=self.peer, why=why)
+        assert self.transport is not None
+        self.transport.loseConnection()
+
+    def abort(self, why: str) -> None:
+        """Drop a connection that does not read: waiting for its buffer to drain could take forever."""
         if not self._closed:
             self._closed = True
-            self.log.info("closing {peer}: {why}", peer=self.peer, why=why)
+            self.log.info("aborting {peer}: {why}", peer=self.peer, why=why)
             assert self.transport is not None
-            self.transport.loseConnection()
+            self.transport.abortConnection()  # type: ignore[attr-defined]
 
     # IPushProducer: the transport tells us when its write buffer is full.
     def pauseProducing(self) -> None:
@@ -104,7 +157,7 @@ class GambitServerProtocol(Protocol):
 
     # -- writing ----------------------------------------------------------------------
 
-    def send(self, message: Message) -> None:
+    def send(self, message: Message, relayed: bool = False) -> None:
         if self._closed:
             return
         raw = encode(message)
@@ -114,10 +167,11 @@ class GambitServerProtocol(Protocol):
             self._lastWrite = now
             self.transport.write(raw)  # type: ignore[union-attr]
             return
-        if len(self._queue) >= MAX_QUEUED:
-            self.close(f"more than {MAX_QUEUED} replies unread")
+        if len(self._queue) >= self.limits.maxQueued:
+            self.abort(f"more than {self.limits.maxQueued} replies unread")
             return
-        self._queue.append(raw)
+        self._queue.append((raw, relayed))
+        self._relaysQueued += relayed
         self._schedule()
 
     def _schedule(self) -> None:
@@ -129,10 +183,25 @@ class GambitServerProtocol(Protocol):
         self._flushCall = None
         if self._queue and not self._paused and not self._closed:
             self._lastWrite = self.factory.clock.seconds()
-            self.transport.write(self._queue.popleft())  # type: ignore[union-attr]
+            raw, relayed = self._queue.popleft()
+            self._relaysQueued -= relayed
+            self.transport.write(raw)  # type: ignore[union-attr]
         self._schedule()
 
     # -- Player (for the room) ----------------------------------------------------------
+
+    def relay(self, message: Message, sender: Player) -> None:
+        if self._relaysQueued >= self.limits.relayWindow:
+            count = self._relaysQueued
+            sender.disconnect(
+                f"flooded its opponent {self.peer} ({count} relayed messages unwritten)",
+                self.factory.texts("floodedOpponent", name=self.name, count=count),
+            )
+            return
+        self.send(message, relayed=True)
+
+    def disconnect(self, why: str, tell: str) -> None:
+        self.close(why, tell)
 
     def leaveRoom(self) -> None:
         if self.game is not None:
@@ -142,18 +211,50 @@ class GambitServerProtocol(Protocol):
     # -- reading ------------------------------------------------------------------------
 
     def dataReceived(self, data: bytes) -> None:
-        for raw, item in self.decoder.feed(data):
-            self.factory.trace("in", self.peer, raw, item)
-            if isinstance(item, MalformedMessage):
-                self.log.warn("bad input from {peer}: {reason}", peer=self.peer, reason=str(item))
-                self.send(Message(Cmd.ERROR, "", self.factory.texts("badMessage", reason=str(item))))
-                if item.fatal:
-                    self.close(str(item))
-                    return
-                continue
-            self.handle(item)
+        self.decoder.push(data)
+        self._handleSome()
+
+    def _handleSome(self) -> None:
+        """Handle at most ``perTurn`` messages now; the rest after the other connections' turn."""
+        self._readCall = None
+        for _ in range(self.limits.perTurn):
             if self._closed:
                 return
+            item = self.decoder.next()
+            if item is None:
+                if self._readingPaused:
+                    self._readingPaused = False
+                    self.transport.resumeProducing()  # type: ignore[union-attr]
+                return
+            self._handleOne(*item)
+        if self._closed:
+            return
+        if not self._readingPaused:
+            self._readingPaused = True
+            self.transport.pauseProducing()  # type: ignore[union-attr]
+        self._readCall = self.factory.clock.callLater(0, self._handleSome)
+
+    def _handleOne(self, raw: str, item: Message | MalformedMessage) -> None:
+        self.factory.trace("in", self.peer, raw, item)
+        if isinstance(item, MalformedMessage):
+            self.log.warn("bad input from {peer}: {reason}", peer=self.peer, reason=str(item))
+            text = self.factory.texts("badMessage", reason=str(item))
+            if item.fatal:
+                self.close(str(item), text)
+            else:
+                self._refused(text)
+            return
+        self._malformedInRow = 0
+        self.handle(item)
+
+    def _refused(self, text: str) -> None:
+        """ERROR for a message that is not one of the protocol's; too many in a row close the connection."""
+        self._malformedInRow += 1
+        if self._malformedInRow > self.limits.malformedInRow:
+            count = self._malformedInRow
+            self.close(f"{count} bad messages in a row", self.factory.texts("tooManyBad", count=count))
+            return
+        self.send(Message(Cmd.ERROR, "", text))
 
     def handle(self, message: Message) -> None:
         cmd = message.cmd
@@ -168,7 +269,7 @@ class GambitServerProtocol(Protocol):
                 "{peer} sent {message}; clients do not send it, ignored", peer=self.peer, message=message.describe()
             )
         else:
-            self.send(Message(Cmd.ERROR, "", self.factory.texts("unknownCmd", cmd=cmd)))
+            self._refused(self.factory.texts("unknownCmd", cmd=cmd))
 
     def _checkName(self, user: str) -> str | None:
         name = user.strip()
@@ -203,13 +304,18 @@ class GambitServerProtocol(Protocol):
         if self.game is not None:
             self.send(Message(Cmd.ERROR, "", texts("alreadyInGame", game=self.game.core.gameId)))
             return
+        failures = self.factory.joinFailures
+        if not failures.available(self.host):
+            seconds = max(1, round(failures.secondsUntilAvailable(self.host)))
+            self.send(Message(Cmd.ERROR, "", texts("joinsRefusedForAWhile", seconds=seconds)))
+            return
         gameId = args.strip().lower()
         game = self.factory.games.get(gameId)
         if game is None:
-            self.send(Message(Cmd.ERROR, "", texts("noSuchGame", game=args.strip())))
+            self._failedJoin(texts("noSuchGame", game=args.strip()[:MAX_NAME]))
             return
         if game.core.black is not None:
-            self.send(Message(Cmd.ERROR, "", texts("gameFull", game=gameId)))
+            self._failedJoin(texts("gameFull", game=gameId))
             return
         name = self._checkName(user)
         if name is None:
@@ -220,6 +326,16 @@ class GambitServerProtocol(Protocol):
         self.name = name
         self.game = game
         game.machine.join(self)
+
+    def _failedJoin(self, text: str) -> None:
+        """A JOIN to a game that is not open: counted, so that game ids cannot be scanned."""
+        self.factory.joinFailures.fail(self.host)
+        self._failedJoins += 1
+        if self._failedJoins > self.limits.failedJoins:
+            count = self._failedJoins
+            self.close(f"{count} failed JOINs", self.factory.texts("tooManyFailedJoins", count=count))
+            return
+        self.send(Message(Cmd.ERROR, "", text))
 
     def inGame(self, cmd: int, args: str) -> None:
         if self.game is None:
@@ -248,8 +364,11 @@ class GambitServerFactory(Factory):
         spacing: float = SPACING,
         trace: Tracer | None = None,
         language: str = DEFAULT_LANGUAGE,
+        limits: GambitLimits | None = None,
     ) -> None:
         self.clock = clock
+        self.limits = limits or GambitLimits()
+        self.joinFailures = AddressBuckets(self.limits.failedJoinsPerAddress, self.limits.failedJoinsPerMinute, clock)
         self.validate = validate
         self.texts = Texts(language)
         self.spacing = spacing

@@ -37,5 +37,6 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         trace=traceToLog if options["trace"] else None,
         spacing=options["spacing"],
         language=options["language"],
+        limits=options["limits"],
     )
     return strports.service(options["listen"], factory, reactor=reactor)

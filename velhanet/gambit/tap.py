@@ -6,12 +6,15 @@ from typing import Any
 
 from twisted.python import usage
 
+from velhanet.gambit.server import GambitLimits
 from velhanet.gambit.service import makeService as _makeService
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, LANGUAGES
+from velhanet.limits import LimitOptions
 
 
-class Options(usage.Options):
-    synopsis = "[--listen ENDPOINT] [--no-validate] [--trace]"
+class Options(LimitOptions):
+    synopsis = "[--listen ENDPOINT] [--no-validate] [--trace] [--limit NAME=VALUE]..."
+    limitsType = GambitLimits
     longdesc = (
         "A Gambit chess relay server (JSON over TCP, port 22022), compatible with the "
         "original Go client; validates moves with the chess library unless --no-validate."

@@ -8,10 +8,11 @@ does; we emit ``Cmd``, ``User``, ``Args`` in that order, compact, with
 each object with ``\\n``.
 
 The input is a stream: objects may come back to back, split across reads,
-or separated by whitespace. L{JsonStreamDecoder} cuts it into objects,
-reports malformed input with L{MalformedMessage}, skips to the next object
-after an error, and refuses to buffer more than ``maxSize`` characters of
-one object.
+or separated by whitespace. L{JsonStreamDecoder} cuts it into objects in
+linear time, reports malformed input with L{MalformedMessage} (the one
+exception type of this codec: invalid JSON, wrong types, lone surrogates,
+deep nesting, huge numbers), skips to the next object after an error, and
+refuses to buffer more than ``maxSize`` characters of one object.
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ def encode(message: Message) -> bytes:
     return text.translate(_GO_ESCAPES).encode("utf-8") + b"\n"
 
 
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def fromObject(value: object) -> Message:
     """Check a decoded JSON value and make a L{Message} of it."""
     if not isinstance(value, dict):
@@ -80,9 +86,9 @@ def fromObject(value: object) -> Message:
     fields = {str(key).lower(): item for key, item in value.items()}
     cmd = fields.get("cmd")
     if isinstance(cmd, bool) or not isinstance(cmd, int):
-        raise MalformedMessage(f"'cmd' must be an integer from 0 to 255, not {cmd!r}")
+        raise MalformedMessage(f"'cmd' must be an integer from 0 to 255, not {_short(cmd)}")
     if not 0 <= cmd <= 255:
-        raise MalformedMessage(f"'cmd' must be an integer from 0 to 255, not {cmd}")
+        raise MalformedMessage(f"'cmd' must be an integer from 0 to 255, not {_short(cmd)}")
     user, args = fields.get("user", ""), fields.get("args", "")
     if user is None:
         user = ""
@@ -92,67 +98,153 @@ def fromObject(value: object) -> Message:
         raise MalformedMessage(f"'user' must be a string, not {type(user).__name__}")
     if not isinstance(args, str):
         raise MalformedMessage(f"'args' must be a string, not {type(args).__name__}")
+    for name, text in (("user", user), ("args", args)):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedMessage(f"'{name}' holds a lone surrogate (\\ud800–\\udfff), not a character") from None
     return Message(cmd, user, args)
 
 
-_WHITESPACE: Final = re.compile(r"\s*")
-_INCOMPLETE_TAIL: Final = re.compile(r"(t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?|-?\d*\.?\d*([eE][+-]?\d*)?)\s*$")
+MAX_DEPTH: Final = 16
+"""Deepest nesting of arrays and objects accepted inside a message (a Gambit message has none)."""
+
+_SPACE: Final = re.compile(r"[ \t\r\n]*")
+_RESYNC: Final = re.compile(r"[\n{]")
+_OUTSIDE: Final = re.compile(r'[{}\[\]"]')
+_INSIDE: Final = re.compile(r'["\\]')
 
 
 class JsonStreamDecoder:
-    """Cut a byte stream into Gambit messages."""
+    """Cut a byte stream into Gambit messages, in time linear in the bytes received.
 
-    def __init__(self, maxSize: int = MAX_MESSAGE) -> None:
+    A scanner finds where each top-level object ends by counting braces and
+    brackets outside strings, resuming where it stopped when an object is
+    split across reads, so no byte is looked at twice however the input is
+    cut. Only a complete object is handed to ``json``. Input that does not
+    start an object is skipped up to the next line or ``{``; an object that
+    is still open after ``maxSize`` characters is fatal (the stream cannot be
+    resynchronised), and one nested deeper than ``maxDepth`` is refused.
+    """
+
+    def __init__(self, maxSize: int = MAX_MESSAGE, maxDepth: int = MAX_DEPTH) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self._text = ""
+        self._position = 0
+        """Where the unread part of ``_text`` starts."""
         self._maxSize = maxSize
-        self._json = json.JSONDecoder()
+        self._maxDepth = maxDepth
+        self._scanned = 0
+        """How far into ``_text`` (which starts with the open object) the scanner has read."""
+        self._depth = 0
+        self._deepest = 0
+        self._inString = False
 
     def feed(self, data: bytes) -> list[tuple[str, Message | MalformedMessage]]:
         """Add bytes; return (raw text, message or error) for each object now complete."""
-        text = self._text + self._utf8.decode(data)
-        results: list[tuple[str, Message | MalformedMessage]] = []
-        position = _WHITESPACE.match(text, 0).end()  # type: ignore[union-attr]
-        while position < len(text):
-            if text[position] != "{":
-                end = self._skipGarbage(text, position)
-                results.append((text[position:end], MalformedMessage("expected a JSON object starting with '{'")))
-                position = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
-                continue
-            try:
-                value, end = self._json.raw_decode(text, position)
-            except json.JSONDecodeError as error:
-                if self._incomplete(text, error):
-                    break
-                end = self._skipGarbage(text, position + 1)
-                results.append((text[position:end], MalformedMessage(f"invalid JSON: {error.msg}")))
-                position = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
-                continue
-            raw = text[position:end]
-            if len(raw) > self._maxSize:
-                results.append((raw[:80], MalformedMessage(f"message over {self._maxSize} characters", fatal=True)))
-                self._text = ""
-                return results
-            try:
-                results.append((raw, fromObject(value)))
-            except MalformedMessage as error:
-                results.append((raw, error))
-            position = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
-        self._text = text[position:]
-        if len(self._text) > self._maxSize:
-            results.append((self._text[:80], MalformedMessage(f"message over {self._maxSize} characters", fatal=True)))
-            self._text = ""
+        self.push(data)
+        results = []
+        while (item := self.next()) is not None:
+            results.append(item)
         return results
 
-    @staticmethod
-    def _incomplete(text: str, error: json.JSONDecodeError) -> bool:
-        """Is the object merely cut short (wait for more), rather than wrong?"""
-        if error.pos >= len(text) or error.msg.startswith("Unterminated string"):
-            return True
-        return _INCOMPLETE_TAIL.fullmatch(text, error.pos) is not None
+    def push(self, data: bytes) -> None:
+        """Add bytes without decoding them yet: L{next} takes the messages one by one.
 
-    @staticmethod
-    def _skipGarbage(text: str, start: int) -> int:
-        """Resynchronise: the next line, or the next '{', whichever comes first."""
-        candidates = [i for i in (text.find("\n", start), text.find("{", start)) if i != -1]
-        return min(candidates) if candidates else len(text)
+        A server that must bound its work per reactor turn pushes a read and
+        then takes only as many messages as it may handle now.
+        """
+        decoded = self._utf8.decode(data)
+        if self._position:
+            self._text = self._text[self._position :]
+            if self._scanned:
+                self._scanned -= self._position  # the kept text starts with the open object
+            self._position = 0
+        self._text += decoded
+
+    def next(self) -> tuple[str, Message | MalformedMessage] | None:
+        """The next complete object (raw text, message or error), or None until more bytes come."""
+        text, position = self._text, self._position
+        if self._scanned == 0:
+            position = _SPACE.match(text, position).end()  # type: ignore[union-attr]
+            self._position = position
+            if position >= len(text):
+                return None
+            if text[position] != "{":
+                found = _RESYNC.search(text, position + 1)
+                skipTo = found.start() if found else len(text)
+                self._position = skipTo
+                return text[position:skipTo], MalformedMessage("expected a JSON object starting with '{'")
+            self._scanned = position
+        end = self._scan(text, position)
+        if end is None:
+            if self._scanned - position > self._maxSize:
+                self._reset()
+                self._text, self._position = "", 0
+                return text[position : position + 80], MalformedMessage(
+                    f"message over {self._maxSize} characters", fatal=True
+                )
+            return None
+        raw, deepest = text[position:end], self._deepest
+        self._reset()
+        self._position = end
+        return raw, self._decode(raw, deepest)
+
+    def _reset(self) -> None:
+        self._scanned = self._depth = self._deepest = 0
+        self._inString = False
+
+    def _scan(self, text: str, start: int) -> int | None:
+        """Resume scanning the object that opens at ``start``; the index just past it, if complete.
+
+        The scan stops ``maxSize`` characters after the start: an object longer
+        than that is refused whatever follows.
+        """
+        index = self._scanned
+        limit = min(len(text), start + self._maxSize + 1)
+        while True:
+            if self._inString:
+                found = _INSIDE.search(text, index, limit)
+                if found is None:
+                    self._scanned = limit
+                    return None
+                if found.group() == "\\":
+                    if found.end() >= len(text):
+                        self._scanned = found.start()  # the escaped character is still to come
+                        return None
+                    index = found.end() + 1
+                    continue
+                self._inString = False
+                index = found.end()
+                continue
+            found = _OUTSIDE.search(text, index, limit)
+            if found is None:
+                self._scanned = limit
+                return None
+            index = found.end()
+            char = found.group()
+            if char == '"':
+                self._inString = True
+            elif char in "{[":
+                self._depth += 1
+                self._deepest = max(self._deepest, self._depth)
+            else:
+                self._depth -= 1
+                if self._depth == 0:
+                    return index
+
+    def _decode(self, raw: str, deepest: int) -> Message | MalformedMessage:
+        if len(raw) > self._maxSize:
+            return MalformedMessage(f"message over {self._maxSize} characters", fatal=True)
+        if deepest > self._maxDepth:
+            return MalformedMessage(f"nested {deepest} levels deep (at most {self._maxDepth})")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as error:
+            return MalformedMessage(f"invalid JSON: {error.msg}")
+        except (ValueError, RecursionError) as error:  # e.g. an integer of more than 4300 digits
+            return MalformedMessage(f"invalid JSON: {error}")
+        try:
+            return fromObject(value)
+        except MalformedMessage as error:
+            return error

@@ -125,6 +125,41 @@ def pidsWithLowBits(bits: int) -> list[int]:
     return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) & 0xFFFF == bits]
 
 
+def killRefusal(directory: Path, bits: int, serverUid: int) -> str | None:
+    """Why a Kill carrying these pid bits is not proven to come from a client of ours (None: it is).
+
+    The pid inside a word is only a claim: anyone who can write the server
+    FIFO (mode 0622) can put any pid there. The claim is proven when exactly
+    one running process has those bits, that process runs as the server's
+    user or root, and it owns the matching client FIFO ``gbc.NNNNN``, a real
+    FIFO (not a link) whose owner is that process's user. Only that user (or
+    root) can create such a FIFO, so another user cannot borrow the pid of a
+    root process, and a process that never opened a client FIFO (a daemon, a
+    kernel thread) cannot be named.
+    """
+    candidates = pidsWithLowBits(bits)
+    if not candidates:
+        return f"no running process has pid bits {bits}"
+    if len(candidates) > 1:
+        return f"pid bits {bits} match several processes: {sorted(candidates)}"
+    pid = candidates[0]
+    uid = processUid(pid)
+    if uid is None:
+        return f"process {pid} has ended"
+    if uid not in (serverUid, 0):
+        return f"process {pid} runs as uid {uid}; only the server's user (uid {serverUid}) or root may stop it"
+    path = fifoPath(directory, "gbc", pid)
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return f"process {pid} has no client FIFO {path}: a Kill must come from a Gobang client"
+    if not stat.S_ISFIFO(info.st_mode):
+        return f"{path} is not a FIFO"
+    if info.st_uid != uid:
+        return f"{path} belongs to uid {info.st_uid}, not to the user of process {pid} (uid {uid})"
+    return None
+
+
 def clientFifoFor(directory: Path, bits: int) -> tuple[Path, int]:
     """The one client FIFO whose pid has these low 16 bits, and that pid."""
     matches = []

@@ -68,7 +68,7 @@ class GobangServerService(Service):
         self.rules: KInARowRules = TICTACTOE if options["game"] == "tictactoe" else gobangRules(options["size"])
         self.path: Path | None = None
         self.reader: fifo.FifoReader | None = None
-        self.table = Table(self.rules, self.openChannel, self.mayKill, self.stop, once=options["once"])
+        self.table = Table(self.rules, self.openChannel, self.killRefusal, self.stop, once=options["once"])
         self.words = WordReader(CLIENT_WORD)
         self.liveness = LoopingCall(self.table.checkAlive, self._alive)
         self.liveness.clock = reactor
@@ -126,12 +126,22 @@ class GobangServerService(Service):
         fd = fifo.openForWriting(path, ownerPid=pid)
         return FifoChannel(pid, fd, self.order, self)
 
-    def mayKill(self, bits: int) -> bool:
-        candidates = fifo.pidsWithLowBits(bits)
-        if len(candidates) != 1:
-            return False
-        uid = fifo.processUid(candidates[0])
-        return uid is not None and (uid == os.getuid() or uid == 0)
+    def killRefusal(self, bits: int, channel: ClientChannel | None) -> str | None:
+        """Why a Kill with these pid bits is not honoured (None: it is); ``docs/security.md``.
+
+        A participant already proved at its signon that it owns its client
+        FIFO (``openForWriting`` checks the FIFO's owner against the process);
+        any other sender must prove it now (L{fifo.killRefusal}).
+        """
+        serverUid = os.getuid()
+        if isinstance(channel, FifoChannel) and not channel.closed:
+            uid = fifo.processUid(channel.pid)
+            if uid is None or not fifo.isAlive(channel.pid):
+                return f"process {channel.pid} has ended"
+            if uid not in (serverUid, 0):
+                return f"process {channel.pid} runs as uid {uid}; only the server's user (uid {serverUid}) or root may"
+            return None
+        return fifo.killRefusal(self.directory, bits, serverUid)
 
     def _alive(self, channel: ClientChannel) -> bool:
         return isinstance(channel, FifoChannel) and not channel.closed and fifo.isAlive(channel.pid)

@@ -48,13 +48,14 @@ class Table:
         self,
         rules: KInARowRules,
         openChannel: Callable[[int], ClientChannel],
-        mayKill: Callable[[int], bool],
+        killRefusal: Callable[[int, ClientChannel | None], str | None],
         stopServer: Callable[[], None],
         once: bool = False,
     ) -> None:
         self.rules = rules
         self.openChannel = openChannel
-        self.mayKill = mayKill
+        self.killRefusal = killRefusal
+        """Why a Kill from these pid bits (and the participant's channel, if any) is not honoured."""
         self.stopServer = stopServer
         self.once = once
         self.games: dict[int, tuple[Game, GameCore]] = {}
@@ -136,8 +137,10 @@ class Table:
         return candidates[0] if candidates else None
 
     def kill(self, pid: int) -> None:
-        if not self.mayKill(pid):
-            self.log.warn("kill from pid {pid} ignored: not the server's user (nor root)", pid=pid)
+        seat = self.bySender.get(pid)
+        refusal = self.killRefusal(pid, seat.channel if seat is not None else None)
+        if refusal is not None:
+            self.log.warn("kill from pid {pid} ignored: {why}", pid=pid, why=refusal)
             return
         self.log.info("killed by pid {pid}", pid=pid)
         self.stopServer()

@@ -10,25 +10,54 @@ scans all rooms except ``join``, which takes the first open room.
 
 from __future__ import annotations
 
+import hmac
 import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element
 
-from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.interfaces import IDelayedCall, IPushProducer, IReactorTime
 from twisted.internet.protocol import Factory, Protocol
 from twisted.logger import Logger
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
+from velhanet.limits import AddressBuckets
 from velhanet.socha.games import ADAPTERS, DEFAULT_GAME
 from velhanet.socha.room import Client, Room, RoomCore, RoomMachine
-from velhanet.socha.xml import XmlError, XmlStreamReader, errorPacket, render, tag
+from velhanet.socha.xml import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, XmlError, XmlStreamReader, errorPacket, render, tag
+
+SHUTDOWN_GRACE = 2.0
+"""Seconds a stopping server waits for its clients' connections to close."""
 
 CLOSE_GRACE = 10.0
 """Seconds a client has to close after ``<left/>`` before the server closes (the real client closes first)."""
 
 ADMIN_REQUESTS = frozenset({"authenticate", "prepare", "observe", "pause", "step", "cancel"})
+
+
+@dataclass(frozen=True)
+class SochaLimits:
+    """What one client may cost the server; ``--limit NAME=VALUE`` changes one (``docs/security.md``)."""
+
+    maxMessage: int = MAX_MESSAGE
+    """Bytes of one message (or of anything unfinished between messages); past it the connection ends."""
+    maxDepth: int = MAX_DEPTH
+    """Nesting of elements inside ``<protocol>``."""
+    maxElements: int = MAX_ELEMENTS
+    """Elements in one message."""
+    maxUnsent: int = 1024 * 1024
+    """Bytes written to a client while it does not read (beyond the transport's own 64 KiB); past it, dropped."""
+    errorsInRow: int = 32
+    """Requests answered with an errorpacket in a row; one more and the connection is closed."""
+    wrongPasswords: int = 3
+    """Wrong administrator passwords on one connection; the last one closes it."""
+    wrongPasswordsPerAddress: int = 10
+    """Wrong passwords from one address before it must wait."""
+    wrongPasswordsPerMinute: float = 5.0
+    """How fast an address earns back wrong passwords."""
 
 
 @dataclass
@@ -41,22 +70,38 @@ class _Room:
 Tracer = Callable[[str, str, str, str], None]
 
 
+@implementer(IPushProducer)
 class SochaProtocol(Protocol):
-    """One TCP client: XML in, packets out; a player, an observer or an administrator."""
+    """One TCP client: XML in, packets out; a player, an observer or an administrator.
+
+    It is the producer of its transport's writes: when the client stops
+    reading and the transport's buffer fills, the transport pauses it, and
+    then it stops reading the client too (a client that does not read
+    cannot make the server answer more) and counts what others still send
+    it (moves, mementos); past ``maxUnsent`` the connection is dropped.
+    """
 
     log = Logger()
 
     def __init__(self, lobby: Lobby) -> None:
         self.lobby = lobby
-        self.reader = XmlStreamReader()
+        self.limits = lobby.limits
+        self.reader = XmlStreamReader(self.limits.maxMessage, self.limits.maxDepth, self.limits.maxElements)
         self.room: _Room | None = None
         self.admin = False
         self.started = False
         self.closing = False
         self.peer = "?"
+        self.host = "?"
         self._closeTimer: IDelayedCall | None = None
         self.closedAfterLeft = False
         """The client closed the connection itself after our ``<left/>`` (as it should)."""
+        self._writesPaused = False
+        self._unsent = 0
+        """Bytes written while the transport's buffer was full (the client is not reading)."""
+        self._errorsInRow = 0
+        self._erred = False
+        self._wrongPasswords = 0
 
     def connectionMade(self) -> None:
         assert self.transport is not None
@@ -66,7 +111,27 @@ class SochaProtocol(Protocol):
         if setNoDelay is not None:
             setNoDelay(True)
         peer = self.transport.getPeer()
-        self.peer = f"{getattr(peer, 'host', '?')}:{getattr(peer, 'port', '?')}"
+        self.host = str(getattr(peer, "host", "?"))
+        self.peer = f"{self.host}:{getattr(peer, 'port', '?')}"
+        self.transport.registerProducer(self, True)  # type: ignore[attr-defined]
+        self.lobby.connections.add(self)
+
+    # IPushProducer: the transport's write buffer is full, or has drained.
+    def pauseProducing(self) -> None:
+        if not self._writesPaused:
+            self._writesPaused = True
+            self._unsent = 0
+            if not self.closing:
+                self.transport.pauseProducing()  # type: ignore[union-attr]
+
+    def resumeProducing(self) -> None:
+        if self._writesPaused:
+            self._writesPaused = False
+            if not self.closing:
+                self.transport.resumeProducing()  # type: ignore[union-attr]
+
+    def stopProducing(self) -> None:
+        self.closing = True
 
     # -- out -----------------------------------------------------------------------
 
@@ -78,7 +143,21 @@ class SochaProtocol(Protocol):
             self.started = True
             text = "<protocol>" + text
         self.lobby.trace("out", self.peer, text, packet.tag)
-        self.transport.write(text.encode("utf-8"))
+        raw = text.encode("utf-8")
+        if self._writesPaused:
+            self._unsent += len(raw)
+            if self._unsent > self.limits.maxUnsent:
+                self._drop(f"it has not read {self._unsent} bytes written to it")
+                return
+        self.transport.write(raw)
+
+    def _drop(self, why: str) -> None:
+        """Abort a connection that does not read: a clean close would wait for it forever."""
+        self.log.warn("dropping {peer}: {why}", peer=self.peer, why=why)
+        self.closing = True
+        self._leaveGame()
+        self.lobby.forget(self)
+        self.transport.abortConnection()  # type: ignore[union-attr]
 
     def leftRoom(self, roomId: str) -> None:
         self.sendPacket(tag("left", {"roomId": roomId}))
@@ -87,7 +166,16 @@ class SochaProtocol(Protocol):
         self._closeTimer = self.lobby.clock.callLater(CLOSE_GRACE, self._closeNow)
 
     def error(self, message: str, original: Element | None) -> None:
+        self._erred = True
         self.sendPacket(errorPacket(message, original))
+
+    def closeAfter(self, message: str, original: Element | None) -> None:
+        """An errorpacket, and the end of this connection (and of its game, which it leaves)."""
+        self.log.info("closing {peer}: {why}", peer=self.peer, why=message)
+        self.error(message, original)
+        self._leaveGame()
+        self.closing = True
+        self.transport.loseConnection()  # type: ignore[union-attr]
 
     def _closeNow(self) -> None:
         self._closeTimer = None
@@ -109,13 +197,19 @@ class SochaProtocol(Protocol):
             self.transport.loseConnection()
             return
         for message in messages:
+            if self.closing:
+                return
             self.lobby.trace("in", self.peer, render(message, 0).strip(), message.tag)
+            self._erred = False
             try:
                 self.handle(message)
             except Exception:
                 self.log.failure("error handling <{tag}> from {peer}", tag=message.tag, peer=self.peer)
                 self.error(f"internal error handling <{message.tag}>", message)
-        if self.reader.closed:
+            self._errorsInRow = self._errorsInRow + 1 if self._erred else 0
+            if self._errorsInRow > self.limits.errorsInRow and not self.closing:
+                self.closeAfter(f"{self._errorsInRow} requests in a row were errors", None)
+        if self.reader.closed and not self.closing:
             self._leaveGame()
             self.transport.loseConnection()  # type: ignore[union-attr]
 
@@ -157,6 +251,8 @@ class SochaProtocol(Protocol):
             self._closeTimer.cancel()
         self._leaveGame()
         self.lobby.forget(self)
+        self.lobby.connections.discard(self)
+        self.lobby._connectionClosed()
 
 
 class Lobby(Factory):
@@ -172,9 +268,14 @@ class Lobby(Factory):
         paused: bool = False,
         rng: random.Random | None = None,
         trace: Tracer | None = None,
+        limits: SochaLimits | None = None,
     ) -> None:
         self.clock = clock
+        self.limits = limits or SochaLimits()
         self.password = password
+        self.wrongPasswords = AddressBuckets(
+            self.limits.wrongPasswordsPerAddress, self.limits.wrongPasswordsPerMinute, clock
+        )
         self.timeouts = timeouts
         self.paused = paused
         self.rng = rng or random.Random()
@@ -183,6 +284,8 @@ class Lobby(Factory):
         self.reservations: dict[str, tuple[str, int]] = {}
         self.observers: dict[str, list[Client]] = {}
         self.admins: set[SochaProtocol] = set()
+        self.connections: set[SochaProtocol] = set()
+        self._allClosed: Deferred[None] | None = None
 
     def buildProtocol(self, addr: object) -> SochaProtocol:
         return SochaProtocol(self)
@@ -263,13 +366,7 @@ class Lobby(Factory):
     def administer(self, client: SochaProtocol, message: Element) -> None:
         kind = message.tag
         if kind == "authenticate":
-            if self.password is None:
-                client.error("administration is disabled on this server (no --password)", message)
-            elif message.get("password") != self.password:
-                client.error("wrong password", message)
-            else:
-                client.admin = True
-                self.admins.add(client)
+            self.authenticate(client, message)
             return
         if not client.admin:
             client.error(f'<{kind}> needs <authenticate password="…"/> first', message)
@@ -293,6 +390,28 @@ class Lobby(Factory):
         else:
             room.machine.cancel()
 
+    def authenticate(self, client: SochaProtocol, message: Element) -> None:
+        """Check the password, in constant time, and count the wrong ones per connection and per address."""
+        if self.password is None:
+            client.error("administration is disabled on this server (no --password)", message)
+            return
+        if not self.wrongPasswords.available(client.host):
+            seconds = max(1, round(self.wrongPasswords.secondsUntilAvailable(client.host)))
+            client.closeAfter(f"too many wrong passwords from your address: wait {seconds} s", message)
+            return
+        given = message.get("password", "").encode("utf-8")
+        if hmac.compare_digest(given, self.password.encode("utf-8")):
+            client.admin = True
+            self.admins.add(client)
+            return
+        self.wrongPasswords.fail(client.host)
+        client._wrongPasswords += 1
+        self.log.warn("wrong administrator password from {peer}", peer=client.peer)
+        if client._wrongPasswords >= self.limits.wrongPasswords:
+            client.closeAfter(f"wrong password ({client._wrongPasswords} on this connection)", message)
+        else:
+            client.error("wrong password", message)
+
     def prepare(self, client: SochaProtocol, message: Element) -> None:
         gameType = message.get("gameType") or DEFAULT_GAME
         slots = message.findall("slot")
@@ -314,6 +433,39 @@ class Lobby(Factory):
         client.sendPacket(
             tag("prepared", {"roomId": room.core.roomId}, *(tag("reservation", None, code) for code in codes))
         )
+
+    def shutdown(self, reason: str = "Der Server wird beendet.") -> Deferred[None]:
+        """The server stops: end every game with a result and ``<left/>``, then close every connection.
+
+        Real players (the ``socha`` library among them) end on ``<left/>``,
+        but not on a closed connection: without this they would wait forever.
+        Fires when every connection has closed, or after ``SHUTDOWN_GRACE``.
+        """
+        for room in list(self.rooms.values()):
+            room.core.cancelReason = reason
+            room.machine.cancel()
+        for client in list(self.connections):
+            client.closing = True
+            if client.transport is not None:
+                client.transport.loseConnection()
+        if not self.connections:
+            return succeed(None)
+        self._allClosed = Deferred()
+        grace = self.clock.callLater(SHUTDOWN_GRACE, self._shutdownOver)
+        self._allClosed.addBoth(lambda result: grace.cancel() if grace.active() else None)
+        return self._allClosed
+
+    def _shutdownOver(self) -> None:
+        """The grace is over: drop whoever is still connected, and let the process go."""
+        for client in list(self.connections):
+            if client.transport is not None:
+                client.transport.abortConnection()  # type: ignore[attr-defined]
+        if self._allClosed is not None and not self._allClosed.called:
+            self._allClosed.callback(None)
+
+    def _connectionClosed(self) -> None:
+        if self._allClosed is not None and not self.connections and not self._allClosed.called:
+            self._allClosed.callback(None)
 
     def forget(self, client: SochaProtocol) -> None:
         self.admins.discard(client)

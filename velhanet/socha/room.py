@@ -142,6 +142,8 @@ class RoomCore:
     rng: random.Random = field(default_factory=random.Random)
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.socha.room"))
     state: Any = None
+    cancelReason: str = "Das Spiel wurde vom Administrator abgebrochen."
+    """The result's reason when the room is cancelled: by an administrator, or as the server stops."""
 
     # -- sending ------------------------------------------------------------------
 
@@ -291,7 +293,7 @@ def _left(core: RoomCore, client: Client) -> None:
 
 
 def _cancelled(core: RoomCore) -> None:
-    core.finish(None, None, "Das Spiel wurde vom Administrator abgebrochen.")
+    core.finish(None, None, core.cancelReason)
 
 
 def _setPaused(core: RoomCore, paused: bool) -> None:

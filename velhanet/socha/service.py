@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from twisted.application import strports
-from twisted.application.service import IService
+from twisted.application.service import IService, MultiService
+from twisted.internet.defer import Deferred, gatherResults
 from twisted.logger import Logger
 
 from velhanet.socha.lobby import Lobby
@@ -24,6 +25,20 @@ def traceToLog(direction: str, peer: str, raw: str, what: str) -> None:
     )
 
 
+class SochaService(MultiService):
+    """The listening port and the lobby; stopping ends every game properly before the process exits."""
+
+    def __init__(self, lobby: Lobby, listening: IService) -> None:
+        super().__init__()
+        self.lobby = lobby
+        listening.setServiceParent(self)
+
+    def stopService(self) -> Deferred[list[object]]:
+        stopped: Deferred[object] = super().stopService()  # type: ignore[assignment]
+        closed: Deferred[object] = self.lobby.shutdown()  # type: ignore[assignment]
+        return gatherResults([stopped, closed])
+
+
 def makeService(options: Any, reactor: Any = None) -> IService:
     if reactor is None:
         from twisted.internet import reactor as globalReactor
@@ -35,5 +50,6 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         timeouts=not options["no-timeout"],
         paused=options["paused"],
         trace=traceToLog if options["trace"] else None,
+        limits=options["limits"],
     )
-    return strports.service(options["listen"], lobby, reactor=reactor)
+    return SochaService(lobby, strports.service(options["listen"], lobby, reactor=reactor))

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.python import usage
-
+from velhanet.limits import LimitOptions
+from velhanet.socha.lobby import SochaLimits
 from velhanet.socha.service import makeService as _makeService
 
 
-class Options(usage.Options):
-    synopsis = "[--listen ENDPOINT] [--password PW] [--no-timeout] [--paused] [--trace]"
+class Options(LimitOptions):
+    synopsis = "[--listen ENDPOINT] [--password PW] [--no-timeout] [--paused] [--trace] [--limit NAME=VALUE]..."
+    limitsType = SochaLimits
     longdesc = (
         "A Software-Challenge game server speaking the XML protocol of the official server "
         "(Piranhas, swc_2026_piranhas, plus velhanet_tictactoe and velhanet_gobang), with rooms, "

@@ -26,16 +26,31 @@ MAX_MESSAGE: Final = 64 * 1024
 MAX_DEPTH: Final = 16
 MAX_ELEMENTS: Final = 2000
 
+_CHUNK: Final = 16 * 1024
+"""Bytes handed to expat at a time, so that the size cap is checked at least this often."""
+
 
 class XmlError(ValueError):
     """Input that is not acceptable XML for this protocol; the connection ends."""
 
 
 class XmlStreamReader:
-    """Feed bytes, get the depth-1 elements of ``<protocol>`` as ElementTree elements."""
+    """Feed bytes, get the depth-1 elements of ``<protocol>`` as ElementTree elements.
 
-    def __init__(self, maxMessage: int = MAX_MESSAGE, maxDepth: int = MAX_DEPTH) -> None:
-        self.maxMessage, self.maxDepth = maxMessage, maxDepth
+    The size cap counts the bytes that are not yet part of a finished
+    message: from the start of the open message, or, between messages, from
+    the end of the last one, whatever expat holds there (an unfinished start
+    tag, a comment, a processing instruction, text). It is checked after
+    each piece of at most 16 KiB given to expat, so neither a long message
+    nor a long anything-else can grow the reader past ``maxMessage`` plus
+    one piece, and a short message split across reads is never counted with
+    the reads that come after it.
+    """
+
+    def __init__(
+        self, maxMessage: int = MAX_MESSAGE, maxDepth: int = MAX_DEPTH, maxElements: int = MAX_ELEMENTS
+    ) -> None:
+        self.maxMessage, self.maxDepth, self.maxElements = maxMessage, maxDepth, maxElements
         parser = expat.ParserCreate()
         parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
         parser.StartDoctypeDeclHandler = self._refuseDoctype
@@ -51,6 +66,9 @@ class XmlStreamReader:
         self._done: list[Element] = []
         self._fed = 0
         self._messageStart = -1
+        """Stream offset where the open message starts (-1: none is open)."""
+        self._boundary = 0
+        """Stream offset where the last finished message ended (or ``<protocol>`` started)."""
         self._elements = 0
         self.rootSeen = False
         self.closed = False
@@ -62,19 +80,33 @@ class XmlStreamReader:
             if data.strip():
                 raise XmlError("data after </protocol>")
             return []
-        self._fed += len(data)
-        if self._messageStart >= 0 and self._fed - self._messageStart > self.maxMessage:
-            raise XmlError(f"a message longer than {self.maxMessage} bytes")
-        if not self.rootSeen and self._fed > self.maxMessage:
-            raise XmlError("no <protocol> element in the first bytes")
-        try:
-            self._parser.Parse(data, False)
-        except expat.ExpatError as error:
-            raise XmlError(
-                f"not well-formed XML: {expat.ErrorString(error.code)} at byte {self._parser.CurrentByteIndex}"
-            ) from None
+        for start in range(0, len(data), _CHUNK):
+            piece = data[start : start + _CHUNK] if len(data) > _CHUNK else data
+            self._fed += len(piece)
+            try:
+                self._parser.Parse(piece, False)
+            except expat.ExpatError as error:
+                raise XmlError(
+                    f"not well-formed XML: {expat.ErrorString(error.code)} at byte {self._parser.CurrentByteIndex}"
+                ) from None
+            except LookupError as error:  # <?xml encoding="ebcdic"?>: Python has no such codec
+                raise XmlError(f"unsupported encoding: {error}") from None
+            except (ValueError, UnicodeError) as error:
+                if isinstance(error, XmlError):
+                    raise
+                raise XmlError(f"undecodable input: {error}") from None
+            self._checkPending()
         done, self._done = self._done, []
         return done
+
+    def _checkPending(self) -> None:
+        if self._messageStart >= 0:
+            if self._fed - self._messageStart > self.maxMessage:
+                raise XmlError(f"a message longer than {self.maxMessage} bytes")
+        elif self._fed - self._boundary > self.maxMessage:
+            if not self.rootSeen:
+                raise XmlError("no <protocol> element in the first bytes")
+            raise XmlError(f"more than {self.maxMessage} bytes without a finished message")
 
     # -- expat handlers ---------------------------------------------------------
 
@@ -93,6 +125,7 @@ class XmlStreamReader:
             if tag != "protocol":
                 raise XmlError(f"the stream must start with <protocol>, not <{tag}>")
             self.rootSeen = True
+            self._boundary = self._parser.CurrentByteIndex
             self._stack.append(Element(tag))
             self._texts.append([])
             return
@@ -102,8 +135,8 @@ class XmlStreamReader:
             self._messageStart = self._parser.CurrentByteIndex
             self._elements = 0
         self._elements += 1
-        if self._elements > MAX_ELEMENTS:
-            raise XmlError(f"a message with more than {MAX_ELEMENTS} elements")
+        if self._elements > self.maxElements:
+            raise XmlError(f"a message with more than {self.maxElements} elements")
         element = Element(tag, attributes)
         if depth > 1:
             self._stack[-1].append(element)
@@ -118,6 +151,7 @@ class XmlStreamReader:
         if len(self._stack) == 1:
             self._done.append(element)
             self._messageStart = -1
+            self._boundary = self._parser.CurrentByteIndex
         elif not self._stack:
             self.closed = True
 

@@ -324,6 +324,9 @@ class Invitee(Protocol):
     def cancel(self) -> None:
         "The service stops, or the inviter went offline (MSG03)."
 
+    def matchElsewhere(self) -> None:
+        "Another inviter connected first: refuse if still asking, withdraw if accepted."
+
     def _resendAnswer(self) -> None:
         "private: time to send MSG05 again."
 
@@ -433,8 +436,10 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
         Invitee.accept,
         Invitee.decline,
         Invitee.cancel,
+        Invitee.matchElsewhere,
     ):
         done.upon(ignored).loop().returns(None)
+    refused.upon(Invitee.matchElsewhere).loop().returns(None)
 
     @idle.upon(Invitee.invitedWhileBusy).to(refused)
     def busy(inputs: Invitee, core: InviteeCore) -> None:
@@ -448,6 +453,11 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
     def decline(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
         data.window.cancel()
         core.report("declined", "invitation declined")
+
+    @asking.upon(Invitee.matchElsewhere).to(refused)
+    def playingElsewhere(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
+        data.window.cancel()
+        core.report("busy", "declined: a match with another player has begun")
 
     @asking.upon(Invitee._windowClosed).to(done)
     def tooLate(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
@@ -491,6 +501,12 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
         core.report("cancelled", "invitation withdrawn")
         core.finished()
 
+    @listening.upon(Invitee.matchElsewhere).to(done)
+    def withdrawn(inputs: Invitee, core: InviteeCore, data: _Listening) -> None:
+        data.close()
+        core.report("cancelled", "withdrawn: another inviter connected first")
+        core.finished()
+
     @refused.upon(Invitee._resendAnswer).loop()
     def sendRefusal(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
         core.sendAnswer(0)
@@ -500,7 +516,14 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
     @refused.upon(Invitee.repeatInvite).loop()
     def refuseAgain(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
         if data.resend is not None:
-            return  # a refusal is on its way already
+            # A copy is on its way already; it must not arrive sooner than
+            # answerDelay after this MSG04 (the original would lose it), and
+            # this invitation deserves its own copies too.
+            due = data.resend.getTime() - core.clock.seconds()
+            if due < core.answerDelay:
+                data.resend.reset(core.answerDelay)
+            data.left = core.refusalCopies
+            return
         # A new copy of the refusal, as the first: not at once (the original
         # starts waiting only after its MSG04 is out) and not just once.
         data.left = core.refusalCopies

@@ -47,6 +47,22 @@ CLOSE_DELAY = 1.0
 """Seconds between the last message of a match and the closing of its connection."""
 ANSWER_WINDOW = 15.0
 """Seconds a peer has to answer our MSG01 before it is dropped from the roster."""
+INVITATIONS_PER_HOST = 2
+"""Open invitations from one address; more are ignored (a peer invites one at a time)."""
+OPEN_INVITATIONS = 32
+"""Open invitations in all; more are ignored until some end."""
+
+
+def sameHost(actual: str, expected: str) -> bool:
+    """Is a TCP connection from ``actual`` the peer whose datagrams came from ``expected``?
+
+    Loopback counts as one host (a peer on this machine may send from
+    127.0.0.1 and connect from 127.0.1.1); otherwise the addresses must match.
+    """
+    if actual == expected:
+        return True
+    loopback = ("127.", "::1", "::ffff:127.")
+    return actual.startswith(loopback) and expected.startswith(loopback)
 
 
 class FrontEnd(MatchObserver, TypingProtocol):
@@ -150,14 +166,32 @@ class MatchProtocol(Protocol):
 
 
 class _MatchFactory(ServerFactory, ClientFactory):
-    """Builds the one match protocol of a handshake; refuses any further connection."""
+    """Builds the one match protocol of a handshake; refuses any further connection.
 
-    def __init__(self, lobby: Lobby, peerNick: str, isInvitee: bool) -> None:
+    On the invitee's side only the inviter may connect: a connection from
+    another address than the one its MSG04 came from is refused, and does
+    not use up the handshake.
+    """
+
+    def __init__(self, lobby: Lobby, peerNick: str, isInvitee: bool, inviterHost: str | None = None) -> None:
         self.lobby, self.peerNick, self.isInvitee = lobby, peerNick, isInvitee
+        self.inviterHost = inviterHost
         self.used = False
 
     def buildProtocol(self, addr: object) -> MatchProtocol | None:  # type: ignore[override]
         if self.used:
+            return None
+        host = str(getattr(addr, "host", ""))
+        if self.inviterHost is not None and not sameHost(host, self.inviterHost):
+            self.lobby.log.warn(
+                "TCP connection from {host} refused: {nick}'s invitation came from {inviter}",
+                host=host,
+                nick=self.peerNick,
+                inviter=self.inviterHost,
+            )
+            self.lobby.frontEnd.notice(
+                f"refused a connection from {host} to the port opened for {self.peerNick} ({self.inviterHost})"
+            )
             return None
         self.used = True
         return MatchProtocol(self.lobby, self.peerNick, self.isInvitee)
@@ -338,7 +372,9 @@ class Lobby:
     def _invited(self, nick: str, host: str) -> None:
         key = nick.casefold()
         existing = self.invitees.get(key)
-        busy = self.busy()
+        if existing is None and not self._roomForInvitation(nick, host):
+            return
+        busy = self.busyForInvitations()
         if existing is not None and existing.refusedAsBusy and not busy:
             existing.machine.cancel()  # we are free now: this is a new invitation
             existing = None
@@ -350,7 +386,7 @@ class Lobby:
                 clock=self.clock,
                 ask=lambda: self._ask(nick),
                 sendAnswer=lambda port: self._send(wire.InviteAnswer(self.nick, port), host),
-                listen=lambda: self.network.listen(_MatchFactory(self, nick, isInvitee=True)),
+                listen=lambda: self.network.listen(_MatchFactory(self, nick, isInvitee=True, inviterHost=host)),
                 report=lambda outcome, detail: self._handshakeReport(self.invitees, nick, outcome, detail),
                 finished=lambda: self._handshakeFinished(self.invitees, nick, machine),
             )
@@ -361,6 +397,21 @@ class Lobby:
             machine.invitedWhileBusy()
         else:
             machine.invited()
+
+    def _roomForInvitation(self, nick: str, host: str) -> bool:
+        """Bound the open invitations, per address and in all: a storm of MSG04 cannot fill memory or ports."""
+        open = [h for h in self.invitees.values() if h.active]
+        fromHost = sum(h.address == host for h in open)
+        if fromHost >= INVITATIONS_PER_HOST or len(open) >= OPEN_INVITATIONS:
+            self.log.warn(
+                "MSG04 from {nick} at {host} ignored: {fromHost} invitations from that address, {total} in all",
+                nick=nick,
+                host=host,
+                fromHost=fromHost,
+                total=len(open),
+            )
+            return False
+        return True
 
     def _ask(self, nick: str) -> None:
         if self.acceptPolicy == "ask":
@@ -409,10 +460,20 @@ class Lobby:
     # -- user commands ---------------------------------------------------------------
 
     def busy(self) -> bool:
-        """In a match, or in a handshake that has not finished."""
+        """In a match, or in a handshake that has not finished (we cannot invite anyone now)."""
         return self.matchProtocol is not None or any(
             h.active for table in (self.inviters, self.invitees) for h in table.values()
         )
+
+    def busyForInvitations(self) -> bool:
+        """In a match, or inviting someone ourselves: an invitation is refused at once.
+
+        Other open invitations do not count: several may be open at once (a
+        storm of forged MSG04 must not make us refuse a real one), and the
+        first inviter that connects gets the match; the others are then
+        declined or withdrawn.
+        """
+        return self.matchProtocol is not None or any(h.active for h in self.inviters.values())
 
     def invite(self, nick: str) -> str | None:
         """Invite ``nick``; a reason if that cannot be done now."""
@@ -542,10 +603,19 @@ class Lobby:
             handshake = self.invitees.get(protocol.peerNick.casefold())
             if handshake is not None:
                 handshake.machine.connected()
+            self._endOtherInvitations(protocol.peerNick)
             match.begin()
         else:
             match.awaitStart()
         return match
+
+    def _endOtherInvitations(self, opponent: str) -> None:
+        """A match began: decline the invitations still asked about, withdraw the accepted ones."""
+        for handshake in list(self.invitees.values()):
+            if handshake.active and handshake.nick.casefold() != opponent.casefold():
+                if self.pendingQuestion == handshake.nick:
+                    self.pendingQuestion = None
+                handshake.machine.matchElsewhere()
 
     def matchClosed(self, protocol: MatchProtocol) -> None:
         if self.matchProtocol is protocol:

@@ -224,6 +224,12 @@ class MatchCore:
     """Games won: [ours, theirs]."""
     gameNumber: int = 0
     iStarted: bool = False
+    moves: list[tuple[int, bool]] = field(default_factory=list)
+    """The current game's moves: (position, by us)."""
+    peerEndedLastGame: bool = False
+    """The peer's move ended the last game: the original then shows its result dialog on its UI thread
+    and goes on reading, so a move of ours that arrives before its user closes the dialog is lost.
+    (When our move ended it, the dialog blocks its reader: what we send meanwhile is only delayed.)"""
 
     def newGame(self, iStart: bool) -> None:
         self.gameNumber += 1
@@ -233,6 +239,7 @@ class MatchCore:
         """Begin the current game afresh (a peer that re-sent MSG07 before any move)."""
         self.iStarted = iStart
         self.board = TICTACTOE.initial()
+        self.moves = []
         self.observer.gameStarted(self.gameNumber, iStart, self.board)
 
     def mySide(self) -> int:
@@ -258,8 +265,33 @@ class MatchCore:
             self.board = self.board.apply(place, player=side)
         except IllegalMove as error:
             return f"position {position}: {error}"
+        self.moves.append((position, byMe))
         self.observer.moved(self.board, position, byMe)
         return None
+
+    def firstMoveLost(self, position: int) -> bool:
+        """Does the peer's move on ``position`` show that our first move of this game never reached it?
+
+        Only in a game we started after one the peer ended (our first move may
+        have arrived under its result dialog), and only when the peer now
+        plays on the very cell of that first move, which it would never do if
+        it had seen it.
+        """
+        return (
+            self.gameNumber > 1
+            and self.iStarted
+            and self.peerEndedLastGame
+            and bool(self.moves)
+            and self.moves[0] == (position, True)
+        )
+
+    def replayWithoutOurFirstMove(self) -> None:
+        """Rebuild the game as the peer sees it: it started it, and our lost first move is not on the board."""
+        kept = self.moves[1:]
+        self.restartGame(iStart=False)
+        for position, byMe in kept:
+            problem = self.apply(position, byMe)
+            assert problem is None, problem  # the same stones, one fewer: nothing can collide
 
     def untouched(self) -> bool:
         """Nothing is on the board of the current game yet."""
@@ -268,6 +300,8 @@ class MatchCore:
     def decideAfterMove(self, inputs: Match) -> None:
         """Feed the one private input that says what follows the last move."""
         outcome = self.board.outcome
+        if outcome is not None:
+            self.peerEndedLastGame = not self.moves[-1][1]
         if outcome is None:
             if self.board.toMove == self.mySide():
                 inputs._myTurn()
@@ -419,6 +453,14 @@ def _voidAndFollow(inputs: Match, core: MatchCore) -> None:
 
 
 def _playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
+    if core.firstMoveLost(position):
+        core.peerStartsAnyway = True
+        core.observer.notice(
+            f"{core.peerNick} played {position}, where our first move of game {core.gameNumber} is: that move never"
+            " reached it (the original program loses a move that arrives while its result dialog is open)."
+            f" The game goes on as {core.peerNick} sees it: it started it, without our first move"
+        )
+        core.replayWithoutOurFirstMove()
     problem = core.apply(position, byMe=False)
     if problem is not None:
         inputs._broken(problem)
@@ -692,7 +734,16 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     @theirTurn.upon(Match.remoteNewGame).to(judging)
     def newGameOnTheirTurn(inputs: Match, core: MatchCore, timers: _Timers) -> None:
         timers.cancel()
-        if core.gameNumber > 1 and core.iStarted and core.board.moveCount == 1:
+        if core.gameNumber > 1 and core.iStarted and core.board.moveCount == 1 and not core.peerEndedLastGame:
+            # Our move ended the last game: the original's result dialog
+            # blocked its reader, so our MSG09 and first move were delayed,
+            # not lost; its own MSG09 crossed them. It has our move.
+            core.log.info("{peer}'s MSG09 crossed our first move of game {n}", peer=core.peerNick, n=core.gameNumber)
+            core.observer.notice(
+                f"{core.peerNick} sent MSG09 after our first move of game {core.gameNumber}; it crossed ours (the"
+                " original program reads nothing while its result dialog is open) and it has our move: ignored"
+            )
+        elif core.gameNumber > 1 and core.iStarted and core.board.moveCount == 1:
             # Our first move reached the original while its result dialog
             # was open and was lost; its MSG09 says it starts this game now.
             lost = core.board.lastMove

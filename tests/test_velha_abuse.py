@@ -1,0 +1,123 @@
+"""Hostile hosts on the LAN against a JogoVelha peer (issue 13): MSG04 storms and connections
+to a port opened for somebody else."""
+
+from __future__ import annotations
+
+from twisted.internet.address import IPv4Address
+from twisted.internet.protocol import Protocol, ServerFactory
+from twisted.trial.unittest import SynchronousTestCase
+
+from velhanet.velha import wire
+from velhanet.velha.lobby import INVITATIONS_PER_HOST, OPEN_INVITATIONS, sameHost
+
+from .velha_harness import BotRecorder, FakeLan
+
+ANA, BO, EVE = "10.0.0.1", "10.0.0.2", "10.0.0.66"
+
+
+class Storm(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.lan = FakeLan()
+        self.ana = BotRecorder(self.lan.clock, seed=1)
+        self.bo = BotRecorder(self.lan.clock, seed=2)
+        self.a = self.lan.addPeer("Ana", ANA, self.ana, announceTargets=[BO])
+        self.b = self.lan.addPeer("Bo", BO, self.bo, announceTargets=[ANA], acceptPolicy="always")
+        self.a.datagramReceived(b"02007Bo", BO)  # Ana knows Bo
+
+    def storm(self, count: int, sources: list[str]) -> None:
+        """``count`` MSG04 with made-up nicks, from the given source addresses in turn."""
+        for number in range(count):
+            self.lan.sendFrom(sources[number % len(sources)], wire.encode(wire.Invite(f"fake{number}")), BO)
+
+    def test_stormDoesNotMakeAnAcceptingPeerRefuse(self) -> None:
+        """Before: "busy: refusing Ana's invitation at once"."""
+        self.storm(200, [EVE])
+        self.lan.run(0.2)
+        self.assertIsNone(self.a.invite("Bo"))
+        self.lan.run(3)
+        self.assertNotIn(("invite", "Bo", "declined"), self.ana.events)
+        self.assertEqual(self.ana.kinds().count("match"), 1)
+        self.assertEqual(self.b.matchProtocol.peerNick if self.b.matchProtocol else None, "Ana")
+
+    def test_stormFromOneAddressIsBounded(self) -> None:
+        self.storm(200, [EVE])
+        self.lan.run(0.2)
+        self.assertEqual(len([h for h in self.b.invitees.values() if h.active]), INVITATIONS_PER_HOST)
+        self.storm(200, [f"10.0.1.{n}" for n in range(1, 101)])
+        self.lan.run(0.2)
+        self.assertEqual(len([h for h in self.b.invitees.values() if h.active]), OPEN_INVITATIONS)
+
+    def test_otherInvitationsEndWhenTheMatchBegins(self) -> None:
+        self.storm(2, [EVE])
+        self.lan.run(1)  # accepted: Bo listens for both fakes
+        self.assertEqual(len(self.lan.openListeners()), 2)
+        self.a.invite("Bo")
+        self.lan.run(3)
+        self.assertEqual(self.ana.kinds().count("match"), 1)
+        self.assertEqual(self.lan.openListeners(), [])  # the fakes' ports are closed
+        self.assertIn(("invite", "fake0", "cancelled"), self.bo.events)
+        self.assertEqual([h.nick for h in self.b.invitees.values() if h.active], [])
+
+
+class ThirdHostTests(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.lan = FakeLan(connectLatency=0.5)  # Ana's connection takes a while: Eve can be first
+        self.ana = BotRecorder(self.lan.clock, seed=1)
+        self.bo = BotRecorder(self.lan.clock, seed=2)
+        self.a = self.lan.addPeer("Ana", ANA, self.ana, announceTargets=[BO])
+        self.b = self.lan.addPeer("Bo", BO, self.bo, announceTargets=[ANA], acceptPolicy="always")
+        self.a.datagramReceived(b"02007Bo", BO)
+
+    def test_onlyTheInviterMayConnect(self) -> None:
+        """Before: Eve connected first to the port Bo opened for Ana, and got the match."""
+        self.a.invite("Bo")
+        self.lan.run(0.6)  # Bo has answered Ana with its port
+        [answer] = self.lan.sent(BO, wire.InviteAnswer)[-1:]
+        port = answer.port  # type: ignore[attr-defined]
+        self.assertGreater(port, 0)
+        eve = self.lan.network(EVE)
+
+        class Nothing(ServerFactory):
+            protocol = Protocol
+
+        attempt = eve.connect(BO, port, Nothing())  # type: ignore[arg-type]
+        self.lan.run(0.5)
+        self.assertIn("refused by the factory", str(self.failureResultOf(attempt).value))
+        self.assertTrue(any("refused a connection from 10.0.0.66" in str(e) for e in self.bo.events), self.bo.events)
+        self.lan.run(3)
+        self.assertEqual(self.b.matchProtocol.peerNick if self.b.matchProtocol else None, "Ana")
+        self.assertEqual(self.ana.kinds().count("match"), 1)
+
+
+class SameHostTests(SynchronousTestCase):
+    def test_loopbackIsOneHost(self) -> None:
+        self.assertTrue(sameHost("127.0.0.1", "127.0.1.1"))
+        self.assertTrue(sameHost("10.0.0.1", "10.0.0.1"))
+        self.assertFalse(sameHost("10.0.0.66", "10.0.0.1"))
+        self.assertFalse(sameHost("127.0.0.1", "10.0.0.1"))
+        self.assertEqual(IPv4Address("TCP", "127.0.0.1", 1).host, "127.0.0.1")
+
+
+class ClosedPortTests(SynchronousTestCase):
+    """A MSG05 that names a port where nothing listens: the inviter reports it and is free again."""
+
+    def test_answerWithAClosedPort(self) -> None:
+        lan = FakeLan()
+        ana = BotRecorder(lan.clock, seed=1)
+        a = lan.addPeer("Ana", ANA, ana, announceTargets=[BO])
+        a.datagramReceived(b"02007Bo", BO)
+
+        class ClosedPortPeer:
+            def datagramReceived(self, data: bytes, host: str) -> None:
+                if isinstance(wire.decode(data), wire.Invite):
+                    lan.sendFrom(BO, wire.encode(wire.InviteAnswer("Bo", 40999)), ANA)
+
+        lan.lobbies[BO] = ClosedPortPeer()  # type: ignore[assignment]
+        self.assertIsNone(a.invite("Bo"))
+        lan.run(2)
+        self.assertIn(("invite", "Bo", "failed"), ana.events)
+        self.assertFalse(a.busy())
+        self.assertIsNone(a.invite("Bo"))  # and it may invite again at once
+        lan.run(120, step=0.05)
+        self.assertEqual(lan.clock.getDelayedCalls(), [])
+        self.assertEqual(a.inviters, {})
