@@ -16,6 +16,21 @@ accumulate and show.
 and the attack durations by 10; counts that cross a limit (70 DRAWs against
 a relay window of 16, 51 Kill words) stay. Exit status 0 when every attack
 held.
+
+Choices the attacks depend on:
+
+- Attackers connect from 127.0.0.1 (JogoVelha: 127.0.0.66), canaries and
+  victims from other loopback addresses (127.0.0.10, .30, …), so that a limit
+  per address that an attacker uses up is the attacker's alone.
+- Socha churners join ``velhanet_tictactoe`` rooms: a churner in a Piranhas
+  room would be paired with the canary by ``<join/>`` (the protocol's "first
+  open room"), which says nothing about the server.
+- Gobang canary clients run with ``--bot-delay 0.05`` (a game takes 5 s, not
+  18 s); JogoVelha peers with ``--start-grace 0.3`` (a best-of-5 between two
+  perfect bots is five draws, and the default 8 s grace after each makes a
+  match last 36 s).
+- Servers log with ``-l -`` into a file of ours: twistd's own log file
+  rotates every 1 MB, and a flood logs more than that.
 """
 
 from __future__ import annotations
@@ -435,10 +450,18 @@ class GambitCampaign(Campaign):
             relayed = sum(m["cmd"] == message["cmd"] for m in received)
             last = received[-1]["args"] if received else None
             outcome.notes.append(f"honest side got {relayed} relayed, then {last!r}; flooder closed: {flooderClosed}")
-            if not outcome.disturbed:
-                await honest.send(2, "patient-again")  # still connected and served?
+            if not outcome.disturbed and received and received[-1]["cmd"] == 5:
+                await honest.send(2, "patient-again")  # the game is over: still connected and served?
                 if (await honest.receive(5.0))["cmd"] != 1:
-                    outcome.disturbed.append("the honest side is no longer served")
+                    outcome.disturbed.append("the honest side is no longer served after the END")
+            elif not outcome.disturbed:
+                await honest.send(4, "patient", "e2e4")  # the game goes on: White may still move
+                try:
+                    answer = await honest.receive(1.0)
+                    if answer["cmd"] == 0:
+                        outcome.disturbed.append(f"the honest side's move was refused: {answer['args']}")
+                except TimeoutError:
+                    pass  # a relayed move is not answered
         finally:
             honest.close()
             flooder.close()
@@ -458,7 +481,8 @@ class GambitCampaign(Campaign):
         ids.insert(99, gameId)
         counts = {"sent": 0, "looked up": 0, "told to wait": 0, "connections": 0}
         found: list[str] = []
-        deadline = time.monotonic() + 20 * self.scale
+        began = time.monotonic()
+        deadline = began + 20 * self.scale
 
         async def scanner(_: int) -> None:
             while time.monotonic() < deadline and counts["sent"] < len(ids):
@@ -481,7 +505,7 @@ class GambitCampaign(Campaign):
 
         try:
             await inParallel(64, scanner)
-            outcome = Outcome(f"{counts['sent']} JOINs in {20 * self.scale:.0f} s")
+            outcome = Outcome(f"{counts['sent']} JOINs in {time.monotonic() - began:.0f} s")
             outcome.notes.append(", ".join(f"{value} {name}" for name, value in counts.items()))
             if found:
                 outcome.disturbed.append(f"the scan found the waiting game {found}")
@@ -515,6 +539,8 @@ class GambitCampaign(Campaign):
                 outcome.failures.append(f"{name} unanswered: {error}")
             finally:
                 link.close()
+        answered = len(inputs) - len(outcome.failures)
+        outcome.notes.insert(0, f"{answered}/{len(inputs)} inputs outside a game answered with ERROR")
         white, gameId = await self.createdGame(self.port, "w", "127.0.0.40")
         black = await GambitLink.open(self.port, "127.0.0.41")
         try:
@@ -547,7 +573,7 @@ class GambitCampaign(Campaign):
                     client, lambda: os.urandom(rng.randint(1, 16384)), 256 * 1024, time.monotonic() + 25
                 )
                 total += sent
-                _, ended = await client.receiveAll(0.5)
+                ended = (await client.receiveAll(0.5))[1]
                 closed += state == CLOSED or ended
             finally:
                 client.close()
@@ -701,6 +727,10 @@ class SochaCampaign(Campaign):
         return outcome
 
     async def attackS4(self) -> Outcome:
+        """A chatty but honest client: 8 KB messages, 4 per write, so that the server's reads cut them
+        anywhere. ``<authenticate>`` with the right password (and 425 children) is well-formed, valid,
+        and answered by nothing, so no error limit can close the connection: only a size refusal
+        (the bug the size cap once had across reads) would."""
         message = b'<authenticate password="secret">' + b"<from x='1' y='2'/>" * 425 + b"</authenticate>"
         batches = max(1, int(2 * MB * self.scale) // (4 * len(message)))
         link = await SochaLink.open(self.port, "127.0.0.1")
@@ -724,7 +754,11 @@ class SochaCampaign(Campaign):
         sizeRefusals = [text for text in answers if "longer than" in text or "more than" in text]
         if sizeRefusals:
             outcome.disturbed.append(f"refused as too long: {sizeRefusals[0]}")
-        outcome.notes.append(f"{len(answers)} errorpackets")
+        closed = any("closed" in text for text in outcome.disturbed)
+        outcome.notes.append(
+            f"{len(answers)} errorpackets, {len(sizeRefusals)} 'longer than' refusals, "
+            f"connection {'closed' if closed else 'open to the end'}"
+        )
         return outcome
 
     async def guess(self, source: str, password: str) -> list[str]:
@@ -744,12 +778,12 @@ class SochaCampaign(Campaign):
 
     async def attackS5(self) -> Outcome:
         seconds = max(1.0, 10 * self.scale)
-        deadline, answers, connections = time.monotonic() + seconds, [], 0
+        deadline, answers, opened = time.monotonic() + seconds, [], 0
         while time.monotonic() < deadline:
-            answers += await self.guess("127.0.0.1", f"guess{connections}")
-            connections += 1
+            answers += await self.guess("127.0.0.1", f"guess{opened}")
+            opened += 1
         checked = sum(answer.startswith("wrong password") for answer in answers)
-        outcome = Outcome(f"{len(answers)} guesses on {connections} connections in {seconds:.0f} s")
+        outcome = Outcome(f"{len(answers)} guesses on {connections(opened)} in {seconds:.0f} s")
         outcome.notes.append(f"{checked} compared with the password, {len(answers) - checked} told to wait")
         if checked > 10 + 3:
             outcome.failures.append(f"{checked} wrong passwords checked from one address (limit 10, then 5/min)")
@@ -757,7 +791,9 @@ class SochaCampaign(Campaign):
         try:  # the right password from another address still makes an administrator
             await link.send('<protocol><authenticate password="secret"/><observe roomId="none"/>')
             answer = str((await link.packet(3.0)).get("message"))
-            if not answer.startswith("no room"):
+            if answer.startswith("no room"):
+                outcome.notes.append("the right password from 127.0.0.2 still makes an administrator")
+            else:
                 outcome.disturbed.append(f"the right password from 127.0.0.2 did not work: {answer!r}")
         except (ConnectionError, TimeoutError) as error:
             outcome.disturbed.append(f"the right password from 127.0.0.2: {error}")
@@ -790,7 +826,7 @@ class SochaCampaign(Campaign):
                     client, lambda: os.urandom(rng.randint(1, 16384)), 256 * 1024, time.monotonic() + 25
                 )
                 total += sent
-                _, ended = await client.receiveAll(0.5)
+                ended = (await client.receiveAll(0.5))[1]
                 closed += state == CLOSED or ended
             finally:
                 client.close()
@@ -877,6 +913,15 @@ class GobangCampaign(Campaign):
     def word(self, pid: int, opcode: int) -> bytes:
         return encodeClient(ClientWord(pid & 0xFFFF, opcode), self.order)
 
+    async def untilDigested(self, timeout: float = 30.0) -> None:
+        """Wait until the server's log stops growing: it has handled every word still in its FIFO."""
+        server = self.servers["default"]
+        size, quietSince, deadline = server.logSize(), time.monotonic(), time.monotonic() + timeout
+        while time.monotonic() < deadline and time.monotonic() - quietSince < 1.0:
+            await asyncio.sleep(0.1)
+            if server.logSize() != size:
+                size, quietSince = server.logSize(), time.monotonic()
+
     def logSince(self, offset: int, pattern: str) -> int:
         return len(re.findall(pattern, self.servers["default"].log(offset)))
 
@@ -888,22 +933,25 @@ class GobangCampaign(Campaign):
         await self.writeWords(b"".join(self.word(pid, ClientOp.KILL) for pid in pids), time.monotonic() + 10)
         await asyncio.sleep(1.5)
         refused = self.logSince(offset, r"kill from pid \d+ ignored")
-        notes = [f"{refused} logged as ignored", "the canary's own clients are not among the pids: see B2"]
+        notes = [
+            f"{refused} logged as ignored",
+            "the canary's signed-on clients are left out: a Kill naming a signed-on player is honoured by design",
+        ]
         return Outcome(f"{len(pids)} Kill words (pid 1 and {len(pids) - 1} running processes)", notes=notes)
 
     async def attackB2(self) -> Outcome:
         offset = self.servers["default"].logSize()
         data = os.urandom(int(4 * MB * self.scale) // 4 * 4)
+        canaryBits = {pid & 0xFFFF for pid in getattr(self.currentCanary, "currentPids", set())}
         written = await self.writeWords(data, time.monotonic() + 30)
-        await asyncio.sleep(1.0)
-        canaryBits = {pid & 0xFFFF for pid in getattr(self.currentCanary, "clientPids", set())}
+        await self.untilDigested()
         words = [int.from_bytes(data[i : i + 4], self.order) for i in range(0, written, 4)]
-        aimed = [(word >> 12) & 0xF for word in words if word >> 16 in canaryBits]
+        aimed = sorted({(word >> 12) & 0xF for word in words if word >> 16 in canaryBits})
         notes = [
             f"{self.logSince(offset, 'kill from pid')} Kill words ignored",
-            f"{len(aimed)} words carried the pid bits of a canary client (opcodes {sorted(set(aimed))})",
+            f"opcodes in words that carried the pid bits of the canary's clients: {aimed}",
         ]
-        return Outcome(f"{mib(written)} ({written // 4} words)", notes=notes)
+        return Outcome(f"{mib(written)} ({written // 4} words in ≤ 30 s)", notes=notes)
 
     async def attackB3(self) -> Outcome:
         count = self.scaled(20000)
@@ -911,7 +959,7 @@ class GobangCampaign(Campaign):
         offset = self.servers["default"].logSize()
         data = b"".join(self.word(rng.randrange(2, 0x10000), rng.choice((1, 2))) for _ in range(count))
         written = await self.writeWords(data, time.monotonic() + 30)
-        await asyncio.sleep(1.0)
+        await self.untilDigested()
         refused = self.logSince(offset, "signon from pid")
         return Outcome(f"{written // 4} signon words", notes=[f"{refused} logged as refused"])
 

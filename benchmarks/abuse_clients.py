@@ -499,17 +499,31 @@ class GobangCanary(Canary):
         super().__init__()
         self.serverPid, self.fifoDir, self.outputDir = serverPid, fifoDir, outputDir
         self.clientPids: set[int] = set()
+        """Every client the canary started (B1 spares them all)."""
+        self.currentPids: set[int] = set()
+        """The clients of the game in progress."""
         self.outputs: dict[int, Path] = {}
+        self.colours: dict[int, str] = {}
 
     def client(self, colour: str, seed: int, game: int) -> subprocess.Popen[bytes]:
-        client = shutil.which("gobang-client", path=str(VENV_BIN)) or "gobang-client"
-        command = [client, colour, str(self.serverPid), "--fifo-dir", str(self.fifoDir), "--bot"]
+        program = shutil.which("gobang-client", path=str(VENV_BIN)) or "gobang-client"
+        command = [program, colour, str(self.serverPid), "--fifo-dir", str(self.fifoDir), "--bot"]
         command += ["--seed", str(seed), "--bot-delay", self.BOT_DELAY]
         path = self.outputDir / f"gobang{colour}-{time.monotonic_ns()}.out"
         with path.open("wb") as output:
             client = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
         self.outputs[client.pid] = path
+        self.colours[client.pid] = "black" if colour == "-b" else "white"
         return client
+
+    @staticmethod
+    def gameOver(clients: list[subprocess.Popen[bytes]]) -> bool:
+        """Both clients have exited, or one has failed (its partner would wait for it forever)."""
+        return all(c.poll() is not None for c in clients) or any(c.poll() not in (None, 0) for c in clients)
+
+    def describe(self, client: subprocess.Popen[bytes]) -> str:
+        status = "still running" if client.poll() is None else f"exited {client.returncode}"
+        return f"{self.colours[client.pid]} {status}: {self.lastLine(client)!r}"
 
     def lastLine(self, client: subprocess.Popen[bytes]) -> str:
         """The client's last words, without its closing 'Signed off.'."""
@@ -523,22 +537,22 @@ class GobangCanary(Canary):
             game += 1
             started = time.perf_counter()
             clients = [self.client("-b", 1, game), self.client("-w", 2, game)]
-            self.clientPids.update(client.pid for client in clients)
+            self.currentPids = {client.pid for client in clients}
+            self.clientPids |= self.currentPids
             try:
                 await asyncio.sleep(0.3)
                 self.started.set()
-                if not await waitUntil(lambda: all(c.poll() is not None for c in clients), 60.0):  # noqa: B023
-                    self.result.problems.append(f"game {game} did not end within 60 s")
-                    return self.result
+                over = await waitUntil(lambda: self.gameOver(clients), 30.0)  # noqa: B023
+                await waitUntil(lambda: all(c.poll() is not None for c in clients), 1.0)  # noqa: B023
+                states = [self.describe(client) for client in clients]
             finally:
                 for client in clients:
                     if client.poll() is None:
                         client.kill()
                     client.wait()
-            failed = [client for client in clients if client.returncode != 0]
-            if failed:
-                said = "; ".join(f"{c.args[1]} exited {c.returncode}: {self.lastLine(c)!r}" for c in failed)  # type: ignore[index]
-                self.result.problems.append(f"game {game}: {said}")
+            if not over or any(client.returncode != 0 for client in clients):
+                timeout = "" if over else "no end within 30 s: "
+                self.result.problems.append(f"game {game}: {timeout}{'; '.join(states)}")
                 return self.result
             self.result.latencies.append(time.perf_counter() - started)
             self.result.games += 1

@@ -16,7 +16,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from velhanet.gambit.client import ClientSession, GambitClientProtocol, chooseBotMove
 from velhanet.gambit.server import GambitLimits, GambitServerFactory, GambitServerProtocol
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
-from velhanet.games.chessgame import ChessRules, parseMove
+from velhanet.games.chessgame import ChessRules, gameOutcome, parseMove
 from velhanet.games.interfaces import IllegalMove
 
 from .gambit_original import OriginalServerFactory
@@ -36,6 +36,11 @@ class WireTests(SynchronousTestCase):
         self.assertEqual(encode(Message(1, "alice", "e215")), b'{"Cmd":1,"User":"alice","Args":"e215"}\n')
         self.assertEqual(encode(Message(0, "", "<a&b>")), b'{"Cmd":0,"User":"","Args":"\\u003ca\\u0026b\\u003e"}\n')
         self.assertEqual(encode(Message(1, "José", "")), '{"Cmd":1,"User":"José","Args":""}\n'.encode())
+        # Go's encoding/json also escapes the two JavaScript line terminators and control characters.
+        self.assertEqual(
+            encode(Message(1, "a\u2028b\u2029", '\x01\n"')),
+            b'{"Cmd":1,"User":"a\\u2028b\\u2029","Args":"\\u0001\\n\\""}\n',
+        )
 
     def test_backToBackSplitAndWhitespace(self) -> None:
         data = b'{"Cmd":2,"User":"a","Args":""}  \n\t{"cmd":4,"user":"a","args":"ab12:e2e4"}{"CMD":5}'
@@ -113,6 +118,53 @@ class ChessParsingTests(SynchronousTestCase):
         self.assertEqual(state.outcome.reason, "Black wins by checkmate")
         self.assertRaises(IllegalMove, state.apply, "e2e4")
         self.assertRaises(IllegalMove, ChessRules().initial().apply, "e2e4", 1)
+
+
+class OutcomeTests(SynchronousTestCase):
+    """gameOutcome asks the library's questions in a cheaper order (issue 14): same answers."""
+
+    @staticmethod
+    def libraryOutcome(board: chess.Board) -> chess.Outcome | None:
+        """The definition: python-chess's outcome, then threefold repetition and the 50-move rule now."""
+        outcome = board.outcome(claim_draw=False)
+        if outcome is None and board.is_repetition(3):
+            outcome = chess.Outcome(chess.Termination.THREEFOLD_REPETITION, None)
+        if outcome is None and board.is_fifty_moves():
+            outcome = chess.Outcome(chess.Termination.FIFTY_MOVES, None)
+        return outcome
+
+    def test_sameAsTheLibraryOnRandomGames(self) -> None:
+        rng = random.Random(5)
+        endings: set[chess.Termination] = set()
+        for _ in range(40):
+            board = chess.Board()
+            while True:
+                expected = self.libraryOutcome(board)
+                self.assertEqual(gameOutcome(board), expected, board.fen())
+                if expected is not None:
+                    endings.add(expected.termination)
+                    break
+                board.push(rng.choice(list(board.legal_moves)))
+        self.assertGreaterEqual(len(endings), 3)  # the games reached several kinds of end
+
+    def test_repetitionsAndMoveRules(self) -> None:
+        board = chess.Board()
+        shuffle = ["g1f3", "g8f6", "f3g1", "f6g8"]
+        for expected in (None, chess.Termination.THREEFOLD_REPETITION):
+            for uci in shuffle:
+                board.push_uci(uci)
+            outcome = gameOutcome(board)
+            self.assertEqual(outcome and outcome.termination, expected)
+        for uci in shuffle * 2:
+            board.push_uci(uci)
+        self.assertEqual(gameOutcome(board), chess.Outcome(chess.Termination.FIVEFOLD_REPETITION, None))
+        fifty = chess.Board("8/8/4k3/8/8/4K3/4R3/8 w - - 99 80")
+        fifty.push_uci("e2d2")
+        self.assertEqual(gameOutcome(fifty), chess.Outcome(chess.Termination.FIFTY_MOVES, None))
+        seventyFive = chess.Board("8/8/4k3/8/8/4K3/4R3/8 w - - 149 100")
+        seventyFive.push_uci("e2d2")
+        self.assertEqual(gameOutcome(seventyFive), self.libraryOutcome(seventyFive))
+        self.assertEqual(gameOutcome(seventyFive).termination, chess.Termination.SEVENTYFIVE_MOVES)  # type: ignore[union-attr]
 
 
 class FakeClient:
@@ -249,6 +301,16 @@ class ServerTests(SynchronousTestCase):
         self.assertEqual(white.transport.value(), first)
         self.server.clock.advance(0.002)
         self.assertIn(b'"Cmd":5', white.transport.value())
+
+    def test_lockStepIsNotPaced(self) -> None:
+        """A client that answered our last write has read it: its next relay goes out at once."""
+        white, black, gameId = self.server.game()
+        self.server.clock.advance(1)
+        white.received(), black.received()
+        for i, move in enumerate(["e2e4", "e7e5", "g1f3", "b8c6"]):
+            [white, black][i % 2].send(cmd=4, user="x", args=move)  # no time passes
+            opponent = [black, white][i % 2]
+            self.assertEqual(opponent.received(), [Message(Cmd.MOVE, "", move)])
 
     def test_endRelayedToOpponent(self) -> None:
         white, black, gameId = self.server.game()

@@ -105,7 +105,7 @@ class TableHarness:
         self.refuse: dict[int, str] = {}
         self.killers: set[int] = set()
         self.stopped = 0
-        self.killRequests: list[tuple[int, object]] = []
+        self.killRequests: list[int] = []
         self.table = Table(rules or gobangRules(11), self.open, self.killRefusal, self.stop, once=once)
 
     def open(self, pid: int) -> FakeChannel:
@@ -117,8 +117,8 @@ class TableHarness:
     def stop(self) -> None:
         self.stopped += 1
 
-    def killRefusal(self, pid: int, channel: object) -> str | None:
-        self.killRequests.append((pid, channel))
+    def killRefusal(self, pid: int) -> str | None:
+        self.killRequests.append(pid)
         return None if pid in self.killers else "not proven"
 
     def word(self, pid: int, op: int, x: int = 0, y: int = 0) -> None:
@@ -223,12 +223,12 @@ class TableTests(SynchronousTestCase):
         self.h.killers.add(300)
         self.h.word(300, ClientOp.KILL)
         self.assertEqual(self.h.stopped, 1)
-        self.assertEqual(self.h.killRequests, [(300, None), (300, None)])
+        self.assertEqual(self.h.killRequests, [300, 300])
 
-    def test_killFromAParticipantNamesItsChannel(self) -> None:
-        black, _ = self.h.game()
+    def test_killNamingAParticipantNeedsTheSameProof(self) -> None:
+        self.h.game()
         self.h.word(100, ClientOp.KILL)
-        self.assertEqual(self.h.killRequests, [(100, black)])
+        self.assertEqual(self.h.killRequests, [100])
         self.assertEqual(self.h.stopped, 0)
 
     def test_shutdownSends3(self) -> None:
@@ -247,6 +247,7 @@ class TableTests(SynchronousTestCase):
         self.h.word(100, ClientOp.MOVE, 1, 1)
         self.assertEqual(kibitz.ops(), [(ServerOp.BLACK_STONE, 1, 1)])  # no move request for a kibitzer
         self.h.word(300, ClientOp.SIGNOFF)
+        self.assertEqual(kibitz.ops(), [(ServerOp.ABORTED, 0, 0)])  # told, in case the signoff was forged
         self.h.word(200, ClientOp.MOVE, 2, 2)
         self.assertEqual(kibitz.ops(), [])
 
@@ -534,3 +535,183 @@ class RealFifoTests(TestCase):
         self.assertEqual((black.returncode, white.returncode), (1, 1), blackOut)  # both saw "black wins"
         self.assertTrue(blackOut.startswith("7 0 11\n8 0 0\n5 1 1\n"), blackOut)
         self.assertIn("6 4 3\n", blackOut)
+
+
+class SessionChannel:
+    """A client FIFO in memory: what the server sends goes straight to a L{GobangSession}."""
+
+    def __init__(self, pid: int, session: GobangSession) -> None:
+        self.pid, self.session, self.closed = pid, session, False
+
+    def send(self, word: ServerWord) -> None:
+        if not self.closed:
+            self.session.received(word)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Players:
+    """Two bot clients (pids 100 black, 200 white) and a table, all in memory on one clock.
+
+    Only the pids in ``self.sessions`` have a client FIFO: a signon from any
+    other pid is refused, as the real server refuses one without ``gbc.NNNNN``.
+    """
+
+    def __init__(self, kibitzer: bool = False) -> None:
+        import random
+
+        self.clock = Clock()
+        self.codes: dict[int, list[int]] = {}
+        self.lines: dict[int, list[str]] = {}
+        self.sent: dict[int, list[tuple[int, int, int]]] = {}
+        self.sessions: dict[int, GobangSession] = {}
+        roles = [(100, ClientOp.SIGNON_BLACK), (200, ClientOp.SIGNON_WHITE)]
+        roles += [(300, ClientOp.SIGNON_KIBITZ)] if kibitzer else []
+        for pid, role in roles:
+            self.codes[pid], self.lines[pid], self.sent[pid] = [], [], []
+            self.sessions[pid] = GobangSession(
+                role,
+                lambda op, x, y, pid=pid: self.fromClient(pid, op, x, y),  # type: ignore[misc]
+                self.lines[pid].append,
+                self.codes[pid].append,
+                self.clock,
+                bot=None if role == ClientOp.SIGNON_KIBITZ else random.Random(pid),
+                botDelay=0.05,
+            )
+        self.table = Table(gobangRules(11), self.open, lambda pid: "not proven", lambda: None)
+
+    def open(self, pid: int) -> SessionChannel:
+        if pid not in self.sessions:
+            raise Refused(f"no client FIFO gbc.* for pid {pid}")
+        return SessionChannel(pid, self.sessions[pid])
+
+    def fromClient(self, pid: int, op: int, x: int, y: int) -> None:
+        self.sent[pid].append((op, x, y))
+        self.table.received(ClientWord(pid, op, x, y))
+
+    def signOn(self) -> None:
+        for session in self.sessions.values():
+            session.sendWord(session.role, 0, 0)
+
+    def forge(self, pid: int, op: int, x: int = 0, y: int = 0) -> None:
+        """A word written by somebody else, carrying ``pid``."""
+        self.table.received(ClientWord(pid, op, x, y))
+
+    def finished(self) -> bool:
+        return all(self.codes[pid] for pid in (100, 200))
+
+    def playOut(self, seconds: float = 60.0) -> None:
+        for _ in range(int(seconds / 0.05)):
+            if self.finished():
+                return
+            self.clock.advance(0.05)
+
+
+class ForgedWordTests(SynchronousTestCase):
+    """Words forged with a player's pid never leave a real client or game stuck (docs/security.md)."""
+
+    def assertNobodyStuck(self, players: Players) -> None:
+        players.playOut()
+        self.assertTrue(players.finished(), f"a client still waits: {players.codes}")
+        self.assertEqual(players.table.games, {})
+        self.assertEqual(players.table.bySender, {})
+        self.assertEqual(players.clock.getDelayedCalls(), [])
+
+    def test_honestGameEnds(self) -> None:
+        players = Players()
+        players.signOn()
+        self.assertNobodyStuck(players)
+        self.assertEqual(players.codes, {100: [0], 200: [0]})
+
+    def test_forgedSignoffIsToldToTheRealPlayer(self) -> None:
+        """The signoff cannot be told from the real one, but its 'sender' learns the game is over."""
+        players = Players()
+        players.signOn()
+        players.clock.advance(0.5)
+        players.forge(200, ClientOp.SIGNOFF)
+        self.assertEqual(players.codes, {100: [3], 200: [3]})
+        self.assertIn("The game ended unexpectedly", players.lines[200][-2])
+        self.assertNobodyStuck(players)
+
+    def test_forgedKibitzerSignoffIsToldToTheKibitzer(self) -> None:
+        players = Players(kibitzer=True)
+        players.signOn()
+        players.forge(300, ClientOp.SIGNOFF)
+        self.assertEqual(players.codes[300], [3])
+        self.assertNobodyStuck(players)
+
+    def test_wordsThatDoNotFitAreDropped(self) -> None:
+        """Unused fields must be 0: random words (B2) almost never fit."""
+        players = Players()
+        players.sessions[200].sendWord(ClientOp.SIGNON_WHITE, 0, 0)
+        players.forge(100, ClientOp.SIGNON_KIBITZ, 0, 7)  # before black's own signon
+        players.forge(100, ClientOp.SIGNON_WHITE, 3, 9)
+        self.assertEqual(players.table.bySender.keys(), {200})
+        players.sessions[100].sendWord(ClientOp.SIGNON_BLACK, 0, 0)
+        players.clock.advance(0.5)
+        for op in (ClientOp.SIGNOFF, ClientOp.RESIGN):
+            players.forge(100, op, 1, 2)
+            players.forge(200, op, 0, 5)
+        self.assertNobodyStuck(players)
+        self.assertEqual(players.codes, {100: [0], 200: [0]})
+
+    def test_forgedIllegalMoveGetsOneAnswer(self) -> None:
+        """Opcode 9 then 8 for a move we did not send: reported, and one move answers both requests."""
+        players = Players()
+        players.signOn()
+        players.forge(100, ClientOp.MOVE, 40, 2)  # black's turn, off the board
+        players.clock.advance(0.05)
+        self.assertEqual([op for op, _, _ in players.sent[100]], [ClientOp.SIGNON_BLACK, ClientOp.MOVE])
+        self.assertIn("that we did not send", " ".join(players.lines[100]))
+        self.assertNobodyStuck(players)
+
+    def test_forgedLegalMoveIsReportedAndTheGameGoesOn(self) -> None:
+        """A legal move on the player's turn cannot be told from its own: the game still ends."""
+        players = Players()
+        players.signOn()
+        players.clock.advance(0.04)
+        players.forge(100, ClientOp.MOVE, 1, 1)  # before black's bot answers
+        players.clock.advance(0.01)  # black's own move: out of turn, dropped
+        self.assertIn("The server played 1 1 for us", " ".join(players.lines[100]))
+        self.assertNobodyStuck(players)
+
+    def test_signonForgedWithTheOtherColour(self) -> None:
+        """Black's pid seated as white (a forged signon before its own): it plays on as the server says."""
+        players = Players()
+        players.forge(100, ClientOp.SIGNON_WHITE)
+        players.sessions[100].sendWord(ClientOp.SIGNON_BLACK, 0, 0)  # already signed on: dropped
+        players.sessions[200].sendWord(ClientOp.SIGNON_BLACK, 0, 0)  # the real white, seated as black
+        self.assertNobodyStuck(players)
+        self.assertIn("not black", " ".join(players.lines[100]))
+
+    def test_randomWordsWithThePlayersPids(self) -> None:
+        """Attack B2 in memory: seeded random words carrying the players' pids between all moves."""
+        import random
+
+        for seed in range(20):
+            rng = random.Random(seed)
+            players = Players(kibitzer=True)
+            players.signOn()
+            for _ in range(2000):
+                if players.finished():
+                    break
+                for _ in range(rng.randrange(4)):
+                    players.forge(rng.choice((100, 200, 300)), rng.randrange(16), rng.randrange(64), rng.randrange(64))
+                players.clock.advance(0.05)
+            self.assertNobodyStuck(players)
+
+    def test_floodIsSummedUpPerRead(self) -> None:
+        h = TableHarness()
+        events: list[dict[str, Any]] = []
+        from twisted.logger import globalLogPublisher
+
+        globalLogPublisher.addObserver(events.append)
+        self.addCleanup(globalLogPublisher.removeObserver, events.append)
+        for pid in range(1000):
+            h.word(pid, 7, 1, 1)
+        h.table.endOfRead()
+        drops = [e for e in events if e.get("log_namespace", "").endswith("Table")]
+        self.assertEqual(len(drops), 16 + 1)
+        self.assertEqual(drops[-1]["count"], 1000 - 16)
+        self.assertEqual(drops[0]["reason"], "unknown opcode")

@@ -227,7 +227,7 @@ class GobangProperties(SynchronousTestCase):
             return channels.setdefault(pid, FakeChannel(pid))
 
         stops: list[int] = []
-        table = Table(gobangRules(7), openChannel, lambda pid, channel: "not proven", lambda: stops.append(1))  # type: ignore[arg-type]
+        table = Table(gobangRules(7), openChannel, lambda pid: "not proven", lambda: stops.append(1))  # type: ignore[arg-type]
         reader = gobangWire.WordReader(gobangWire.CLIENT_WORD)
         for piece in splits(data, cuts):
             for raw in reader.feed(piece):

@@ -290,3 +290,68 @@ class RealRestartTests(TestCase):
         self.assertEqual([p.returncode for p in players], [0, 0], outputs)
         for output in outputs:
             self.assertIn("RESULT None False Der Server wird beendet.", output)
+
+
+class FillingTransport(StringTransport):
+    """A socket whose send buffer fills after ``capacity`` bytes: it pauses its producer, as TCP does."""
+
+    capacity = 10_000
+
+    def write(self, data: bytes) -> None:
+        super().write(data)
+        if len(self.value()) > self.capacity and self.producer is not None and not getattr(self, "full", False):
+            self.full = True
+            self.producer.pauseProducing()
+
+
+class UnreadAnswersTests(SynchronousTestCase):
+    """S1 of the campaign: a client interleaving good requests with bad ones, never reading.
+
+    Before: one 64 KiB read was handled whole, ~2 MB of errorpackets per read, and the memory
+    stayed after it left. Now handling stops as soon as the client's socket is full."""
+
+    def test_handlingStopsWhenTheClientDoesNotRead(self) -> None:
+        clock = Clock()
+        lobby = Lobby(clock, password="p")
+        protocol = lobby.buildProtocol(None)
+        transport = FillingTransport()
+        transport.capacity = 2_000  # full before one turn's answers are written
+        protocol.makeConnection(transport)
+        burst = (b'<authenticate password="p"/>' + b"<x/>" * 16) * 600  # 48 KiB, 9,600 errorpackets
+        protocol.dataReceived(b"<protocol>" + burst)
+        before = transport.value()
+        self.assertLess(len(before), transport.capacity + 200_000)  # one 4 KiB piece's answers at most
+        self.assertEqual(transport.producerState, "paused")  # and the client is not read meanwhile
+        self.assertTrue(protocol._writesPaused)
+        transport.clear()
+        transport.full = False
+        transport.capacity = 10**9
+        protocol.resumeProducing()  # it reads again: the rest is handled, nothing lost
+        self.assertLessEqual(transport.value().count(b"<errorpacket"), lobby.limits.perTurn)  # a turn
+        clock.advance(0)  # (a Clock runs the turns scheduled meanwhile too)
+        reader = XmlStreamReader(maxMessage=1 << 20)
+        answers = reader.feed(before) + reader.feed(transport.value())
+        self.assertEqual([a.tag for a in answers], ["errorpacket"] * 9600)
+        self.assertFalse(transport.disconnecting)
+
+
+class TurnTests(SynchronousTestCase):
+    """A client that reads everything but sends thousands of requests in one read."""
+
+    def test_othersAreHandledBetweenTurns(self) -> None:
+        clock = Clock()
+        lobby = Lobby(clock, password="p")
+        flooder, other = lobby.buildProtocol(None), lobby.buildProtocol(None)
+        flooderTransport, otherTransport = StringTransport(), StringTransport()
+        flooder.makeConnection(flooderTransport)
+        other.makeConnection(otherTransport)
+        flooder.dataReceived(b"<protocol>" + (b'<authenticate password="p"/>' + b"<x/>" * 16) * 60)
+        handled = flooderTransport.value().count(b"<errorpacket")
+        self.assertEqual(handled, 60)  # the first 64 messages (4 authentications), then the others' turn
+        self.assertEqual(flooderTransport.producerState, "paused")
+        other.dataReceived(b"<protocol><x/>")
+        self.assertEqual(otherTransport.value().count(b"<errorpacket"), 1)  # answered at once
+        while clock.getDelayedCalls():
+            clock.advance(0)
+        self.assertEqual(flooderTransport.value().count(b"<errorpacket"), 960)  # nothing lost
+        self.assertEqual(flooderTransport.producerState, "producing")

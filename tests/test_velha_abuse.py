@@ -8,7 +8,8 @@ from twisted.internet.protocol import Protocol, ServerFactory
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.velha import wire
-from velhanet.velha.lobby import INVITATIONS_PER_HOST, OPEN_INVITATIONS, sameHost
+from velhanet.velha.lobby import DATAGRAM_BURST, INVITATIONS_PER_HOST, OPEN_INVITATIONS, sameHost
+from velhanet.velha.roster import MAX_PLAYERS, NICKS_PER_ADDRESS
 
 from .velha_harness import BotRecorder, FakeLan
 
@@ -47,6 +48,27 @@ class Storm(SynchronousTestCase):
         self.lan.run(0.2)
         self.assertEqual(len([h for h in self.b.invitees.values() if h.active]), OPEN_INVITATIONS)
 
+    def test_rosterDoesNotGrowWithMadeUpNicks(self) -> None:
+        """Before: 4,980 made-up nicks stayed in Bo's roster, and its memory did not come back."""
+        self.b.datagramReceived(b"02008Ana", ANA)
+        self.storm(5000, [EVE])
+        self.lan.run(0.2)
+        self.assertEqual(len(self.b.roster.byAddress(EVE)), NICKS_PER_ADDRESS)
+        self.assertIn("Ana", self.b.roster)
+        self.storm(5000, [f"10.1.{n // 250}.{n % 250}" for n in range(2500)])
+        self.lan.run(0.2)
+        self.assertLessEqual(len(self.b.roster), MAX_PLAYERS)
+
+    def test_refusalsToAStormAreBounded(self) -> None:
+        """While Bo plays, a storm's MSG04s are refused: at most three copies for each of a few of them."""
+        self.a.invite("Bo")
+        self.lan.run(3)
+        self.assertIsNotNone(self.b.matchProtocol)
+        self.storm(1000, [EVE])
+        self.lan.run(10)
+        refusals = [d for d in self.lan.log if d[0] == BO and d[1] == EVE]
+        self.assertLessEqual(len(refusals), INVITATIONS_PER_HOST * 3)
+
     def test_otherInvitationsEndWhenTheMatchBegins(self) -> None:
         self.storm(2, [EVE])
         self.lan.run(1)  # accepted: Bo listens for both fakes
@@ -57,6 +79,25 @@ class Storm(SynchronousTestCase):
         self.assertEqual(self.lan.openListeners(), [])  # the fakes' ports are closed
         self.assertIn(("invite", "fake0", "cancelled"), self.bo.events)
         self.assertEqual([h.nick for h in self.b.invitees.values() if h.active], [])
+
+
+class FloodTests(SynchronousTestCase):
+    """V3 of the campaign: 20,000 junk datagrams in 5 s from one host made Bo miss peers' MSG01."""
+
+    def test_aFloodingHostIsDroppedOthersAreAnswered(self) -> None:
+        lan = FakeLan()
+        bo = lan.addPeer("Bo", BO, BotRecorder(lan.clock, seed=2), announceTargets=[ANA])
+        decoded: list[object] = []
+        bo.trace = lambda *event: decoded.append(event)
+        for number in range(5000):
+            bo.datagramReceived(b"99999" + bytes([number % 256]) * 100, EVE)
+        self.assertEqual(len(decoded), DATAGRAM_BURST)  # the rest never reached the decoder
+        bo.datagramReceived(b"01008Ana", ANA)
+        lan.run(0.1)
+        self.assertIn((BO, ANA), [(d[0], d[1]) for d in lan.log if d[2].startswith(b"02")])
+        lan.run(10)  # slowed down: heard again
+        bo.datagramReceived(b"01008Eve", EVE)
+        self.assertIn("Eve", bo.roster)
 
 
 class ThirdHostTests(SynchronousTestCase):
@@ -90,11 +131,14 @@ class ThirdHostTests(SynchronousTestCase):
 
 
 class SameHostTests(SynchronousTestCase):
-    def test_loopbackIsOneHost(self) -> None:
-        self.assertTrue(sameHost("127.0.0.1", "127.0.1.1"))
+    def test_onlyTheSameAddress(self) -> None:
         self.assertTrue(sameHost("10.0.0.1", "10.0.0.1"))
         self.assertFalse(sameHost("10.0.0.66", "10.0.0.1"))
         self.assertFalse(sameHost("127.0.0.1", "10.0.0.1"))
+        # On loopback a program that binds only its UDP socket connects from 127.0.0.1...
+        self.assertTrue(sameHost("127.0.0.1", "127.0.0.3"))
+        # ...but another loopback address is another peer (the campaign's attacker at 127.0.0.66).
+        self.assertFalse(sameHost("127.0.0.66", "127.0.0.3"))
         self.assertEqual(IPv4Address("TCP", "127.0.0.1", 1).host, "127.0.0.1")
 
 

@@ -230,10 +230,12 @@ def _diedDuring(outcome: Outcome, stopped: str) -> None:
     if outcome.status == FAIL:
         outcome.reason += f"; and the target stopped during this check: {stopped}"
     else:
-        was = outcome.status.lower()
+        before = {PASS: "it had passed", WARN: "before that it found", SKIP: "it was skipped"}.get(
+            outcome.status, "before that"
+        )
         outcome.status = FAIL
         outcome.reason = f"the target stopped during this check: {stopped}" + (
-            f" (the check itself: {was}{': ' + outcome.reason if outcome.reason else ''})"
+            f" ({before}: {outcome.reason})" if outcome.reason else f" ({before})"
         )
 
 

@@ -30,6 +30,7 @@ from twisted.python.failure import Failure
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.games.chessgame import describeOutcome, gameOutcome, parseMove
 from velhanet.games.interfaces import IllegalMove
+from velhanet.sendnow import noDelay
 
 DEFAULT_HOST = "localhost"
 DEFAULT_PORT = 22022
@@ -439,6 +440,7 @@ class GambitClientProtocol(Protocol):
         self.decoder = JsonStreamDecoder()
 
     def connectionMade(self) -> None:
+        noDelay(self.transport)
         self.session.connected()
 
     def send(self, message: Message) -> None:

@@ -4,8 +4,10 @@ Hot path, per message: decode (one scan and one ``json.loads``), a dict
 lookup for the room, the room's decision, one ``write``. No scan of all
 games, no copy of the board. Every reply is one object plus ``\\n``, and
 never two writes to one connection closer together than ``spacing``
-seconds: the original Go client decodes one object per read and loses the
-second one of a read.
+seconds unless the client sent something in between: the original Go
+client decodes one object per read and loses the second one of a read,
+but a client that answered our last write has read it (lock step), so a
+game between bots runs at full speed.
 
 What one client may cost the server is bounded (L{GambitLimits},
 ``docs/security.md``): the messages handled per reactor turn, the replies
@@ -32,13 +34,15 @@ from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, Texts
 from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.limits import AddressBuckets
+from velhanet.sendnow import noDelay, writerFor
 
 SPACING = 0.01
 """Seconds between two writes to one connection (see the module docstring).
 
 The original client goes back to ``Read`` microseconds after handling a
-message, so two objects 10 ms apart arrive in two reads; a ping-pong game
-between bots is then limited to one message per 10 ms per connection."""
+message, so two objects 10 ms apart arrive in two reads. Only writes the
+client has not answered are paced (the relayed move and the END after a
+mate, for example); a game in lock step is not slowed at all."""
 
 MAX_NAME = 64
 
@@ -93,6 +97,10 @@ class GambitServerProtocol(Protocol):
         """Replies not written yet, each with whether it was relayed from the opponent."""
         self._relaysQueued = 0
         self._lastWrite = float("-inf")
+        self._write: Callable[[bytes], None] = lambda data: None
+        """The transport's write, or one that sends at once (set when connected)."""
+        self._heardSinceWrite = False
+        """The client sent something after our last write to it, so it has read that write."""
         self._flushCall: IDelayedCall | None = None
         self._readCall: IDelayedCall | None = None
         self._paused = False
@@ -109,8 +117,8 @@ class GambitServerProtocol(Protocol):
         self.host = str(getattr(peer, "host", "?"))
         self.peer = f"{self.host}:{getattr(peer, 'port', '?')}"
         self.transport.registerProducer(self, True)  # type: ignore[attr-defined]
-        if hasattr(self.transport, "setTcpNoDelay"):
-            self.transport.setTcpNoDelay(True)  # one small object per write: send it now
+        self._write = writerFor(self.transport)
+        noDelay(self.transport)  # one small object per write: send it now
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         self._closed = True
@@ -130,7 +138,7 @@ class GambitServerProtocol(Protocol):
         if tell is not None:
             raw = encode(Message(Cmd.ERROR, "", tell))
             self.factory.trace("out", self.peer, raw, Message(Cmd.ERROR, "", tell))
-            self.transport.write(raw)  # type: ignore[union-attr]
+            self._write(raw)
         self._closed = True
         self.log.info("closing {peer}: {why}", peer=self.peer, why=why)
         assert self.transport is not None
@@ -162,11 +170,13 @@ class GambitServerProtocol(Protocol):
             return
         raw = encode(message)
         self.factory.trace("out", self.peer, raw, message)
-        now = self.factory.clock.seconds()
-        if not self._queue and not self._paused and now - self._lastWrite >= self.factory.spacing:
-            self._lastWrite = now
-            self.transport.write(raw)  # type: ignore[union-attr]
-            return
+        if not self._queue and not self._paused:
+            now = self.factory.clock.seconds()
+            if self._heardSinceWrite or now - self._lastWrite >= self.factory.spacing:
+                self._heardSinceWrite = False
+                self._lastWrite = now
+                self._write(raw)
+                return
         if len(self._queue) >= self.limits.maxQueued:
             self.abort(f"more than {self.limits.maxQueued} replies unread")
             return
@@ -176,7 +186,10 @@ class GambitServerProtocol(Protocol):
 
     def _schedule(self) -> None:
         if self._flushCall is None and self._queue and not self._paused and not self._closed:
-            delay = max(0.0, self._lastWrite + self.factory.spacing - self.factory.clock.seconds())
+            # A full ``spacing`` from now, not from the last write() call: its
+            # bytes leave at the end of this reactor turn, maybe milliseconds later.
+            spacing = self.factory.spacing
+            delay = spacing if self.factory.clock.seconds() - self._lastWrite < spacing else 0.0
             self._flushCall = self.factory.clock.callLater(delay, self._flush)
 
     def _flush(self) -> None:
@@ -185,7 +198,8 @@ class GambitServerProtocol(Protocol):
             self._lastWrite = self.factory.clock.seconds()
             raw, relayed = self._queue.popleft()
             self._relaysQueued -= relayed
-            self.transport.write(raw)  # type: ignore[union-attr]
+            self._heardSinceWrite = False
+            self._write(raw)
         self._schedule()
 
     # -- Player (for the room) ----------------------------------------------------------
@@ -211,6 +225,7 @@ class GambitServerProtocol(Protocol):
     # -- reading ------------------------------------------------------------------------
 
     def dataReceived(self, data: bytes) -> None:
+        self._heardSinceWrite = True
         self.decoder.push(data)
         self._handleSome()
 

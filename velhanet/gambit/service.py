@@ -9,6 +9,7 @@ from twisted.application.service import IService
 from twisted.logger import Logger
 
 from velhanet.gambit.server import GambitServerFactory
+from velhanet.listening import withBacklog
 
 log = Logger(namespace="velhanet.gambit.trace")
 
@@ -39,4 +40,4 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         language=options["language"],
         limits=options["limits"],
     )
-    return strports.service(options["listen"], factory, reactor=reactor)
+    return strports.service(withBacklog(options["listen"]), factory, reactor=reactor)

@@ -4,7 +4,7 @@
 original Go server), plus velhanet's extension DRAW=6 (``docs/gambit.md``).
 Keys are matched case-insensitively on input, as Go's ``encoding/json``
 does; we emit ``Cmd``, ``User``, ``Args`` in that order, compact, with
-``<``, ``>`` and ``&`` escaped, exactly like the original server, and follow
+``<``, ``>``, ``&``, U+2028 and U+2029 escaped, exactly like the original server, and follow
 each object with ``\\n``.
 
 The input is a stream: objects may come back to back, split across reads,
@@ -20,9 +20,9 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Final
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from typing import Final, NamedTuple
 
 
 class Cmd(IntEnum):
@@ -48,8 +48,9 @@ class MalformedMessage(ValueError):
         self.fatal = fatal
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
+    """One Gambit message (a tuple: made for every message in and out, so it must be cheap)."""
+
     cmd: int
     user: str = ""
     args: str = ""
@@ -62,16 +63,22 @@ class Message:
         return f"{name} user={self.user!r} args={self.args!r}"
 
 
-_GO_ESCAPES: Final = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+_GO_ESCAPES: Final = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+_NEEDS_GO_ESCAPES: Final = re.compile("[<>&\u2028\u2029]")
+"""Checked first: ``str.translate`` costs more than the rest of an encoding, and is rarely needed."""
+_quote: Final = encode_basestring
+"""A JSON string literal, non-ASCII kept (the C function behind ``json.dumps(s, ensure_ascii=False)``,
+without building an encoder per call: this runs for every message out)."""
 
 
 def encode(message: Message) -> bytes:
     """One object as the original server writes it (``json.Marshal``), plus ``\\n``."""
-    text = (
-        f'{{"Cmd":{message.cmd},"User":{json.dumps(message.user, ensure_ascii=False)},'
-        f'"Args":{json.dumps(message.args, ensure_ascii=False)}}}'
-    )
-    return text.translate(_GO_ESCAPES).encode("utf-8") + b"\n"
+    text = f'{{"Cmd":{int(message.cmd)},"User":{_quote(message.user)},"Args":{_quote(message.args)}}}\n'
+    if _NEEDS_GO_ESCAPES.search(text) is not None:
+        text = text.translate(_GO_ESCAPES)
+    return text.encode("utf-8")
 
 
 def _short(value: object) -> str:
@@ -79,17 +86,27 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+_GO_KEYS: Final = frozenset({"Cmd", "User", "Args"})
+_LOWER_KEYS: Final = frozenset({"cmd", "user", "args"})
+_DECODER: Final = json.JSONDecoder()
+
+
 def fromObject(value: object) -> Message:
     """Check a decoded JSON value and make a L{Message} of it."""
     if not isinstance(value, dict):
         raise MalformedMessage(f"a message must be a JSON object, not {type(value).__name__}")
-    fields = {str(key).lower(): item for key, item in value.items()}
-    cmd = fields.get("cmd")
+    keys = value.keys()
+    if keys <= _GO_KEYS:  # as Go clients (and velhanet's) write them: nothing to lowercase
+        cmd, user, args = value.get("Cmd"), value.get("User", ""), value.get("Args", "")
+    elif keys <= _LOWER_KEYS:
+        cmd, user, args = value.get("cmd"), value.get("user", ""), value.get("args", "")
+    else:
+        fields = {str(key).lower(): item for key, item in value.items()}
+        cmd, user, args = fields.get("cmd"), fields.get("user", ""), fields.get("args", "")
     if isinstance(cmd, bool) or not isinstance(cmd, int):
         raise MalformedMessage(f"'cmd' must be an integer from 0 to 255, not {_short(cmd)}")
     if not 0 <= cmd <= 255:
         raise MalformedMessage(f"'cmd' must be an integer from 0 to 255, not {_short(cmd)}")
-    user, args = fields.get("user", ""), fields.get("args", "")
     if user is None:
         user = ""
     if args is None:
@@ -99,6 +116,8 @@ def fromObject(value: object) -> Message:
     if not isinstance(args, str):
         raise MalformedMessage(f"'args' must be a string, not {type(args).__name__}")
     for name, text in (("user", user), ("args", args)):
+        if text.isascii():
+            continue
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
@@ -109,6 +128,8 @@ def fromObject(value: object) -> Message:
 MAX_DEPTH: Final = 16
 """Deepest nesting of arrays and objects accepted inside a message (a Gambit message has none)."""
 
+_FLAT: Final = re.compile(r'\{(?:[^{}\[\]"\\]++|"(?:[^"\\]++|\\.)*+")*+\}', re.DOTALL)
+"""A complete object with no object or array inside: every Gambit message. Possessive, so linear."""
 _SPACE: Final = re.compile(r"[ \t\r\n]*")
 _RESYNC: Final = re.compile(r"[\n{]")
 _OUTSIDE: Final = re.compile(r'[{}\[\]"]')
@@ -175,6 +196,11 @@ class JsonStreamDecoder:
                 skipTo = found.start() if found else len(text)
                 self._position = skipTo
                 return text[position:skipTo], MalformedMessage("expected a JSON object starting with '{'")
+            flat = _FLAT.match(text, position, position + self._maxSize + 1)
+            if flat is not None:  # the usual case: no scan needed, one regex match in C
+                self._position = flat.end()
+                raw = flat.group()
+                return raw, self._decode(raw, 1)
             self._scanned = position
         end = self._scan(text, position)
         if end is None:
@@ -239,7 +265,9 @@ class JsonStreamDecoder:
         if deepest > self._maxDepth:
             return MalformedMessage(f"nested {deepest} levels deep (at most {self._maxDepth})")
         try:
-            value = json.loads(raw)
+            value, end = _DECODER.raw_decode(raw)
+            if end != len(raw):
+                return MalformedMessage("invalid JSON: Extra data")
         except json.JSONDecodeError as error:
             return MalformedMessage(f"invalid JSON: {error.msg}")
         except (ValueError, RecursionError) as error:  # e.g. an integer of more than 4300 digits

@@ -80,7 +80,7 @@ def parseMove(board: chess.Board, text: str, gameId: str | None = None) -> chess
     except (chess.InvalidMoveError, ValueError):
         uci = None
     if uci is not None:
-        if uci in board.legal_moves:
+        if board.is_legal(uci):
             return uci
         raise _why(board, uci, payload)
     try:
@@ -109,6 +109,10 @@ def _colour(turn: bool) -> str:
     return "White" if turn == chess.WHITE else "Black"
 
 
+REPETITION_PLIES = 4
+"""Fewest plies between two occurrences of one position: each side moves away and back."""
+
+
 def gameOutcome(board: chess.Board) -> chess.Outcome | None:
     """How the game stands after the last move, the claimable draws claimed at once.
 
@@ -116,12 +120,25 @@ def gameOutcome(board: chess.Board) -> chess.Outcome | None:
     be claimed *by the next move*, trying every legal move: a millisecond per
     call. A relay only needs the position as it is: mate, stalemate,
     insufficient material, the 75-move and fivefold rules, and the threefold
-    repetition and 50-move rule reached now, which cost microseconds.
+    repetition and 50-move rule reached now.
+
+    This runs after every move, so it asks the library's questions in the
+    cheapest order: whether any legal move exists (one generator step; only
+    when none does is ``outcome()`` asked which end it is), then the move
+    counter. A repetition is looked for only when enough reversible plies
+    were played for one to be possible: ``is_repetition`` walks the whole
+    move stack, and a position can occur a third time only 2 ×
+    L{REPETITION_PLIES} plies after a capture or pawn move at the earliest.
     """
-    outcome = board.outcome(claim_draw=False)
-    if outcome is not None:
-        return outcome
-    if board.is_repetition(3):
+    if not any(board.generate_legal_moves()):
+        return board.outcome()  # checkmate or stalemate
+    if board.is_insufficient_material():
+        return chess.Outcome(chess.Termination.INSUFFICIENT_MATERIAL, None)
+    if board.is_seventyfive_moves():
+        return chess.Outcome(chess.Termination.SEVENTYFIVE_MOVES, None)
+    if board.halfmove_clock >= 2 * REPETITION_PLIES and board.is_repetition(3):
+        if board.halfmove_clock >= 4 * REPETITION_PLIES and board.is_fivefold_repetition():
+            return chess.Outcome(chess.Termination.FIVEFOLD_REPETITION, None)
         return chess.Outcome(chess.Termination.THREEFOLD_REPETITION, None)
     if board.is_fifty_moves():
         return chess.Outcome(chess.Termination.FIFTY_MOVES, None)

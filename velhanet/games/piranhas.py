@@ -25,7 +25,8 @@ Rules as the official server (backend 26.1.0) plays them:
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
@@ -49,10 +50,11 @@ def fish(team: int, size: int) -> int:
     return team * 3 + size
 
 
+_TEAM_OF: Final = (None, ONE, ONE, ONE, TWO, TWO, TWO, None)
+
+
 def teamOf(value: int) -> int | None:
-    if 1 <= value <= 6:
-        return (value - 1) // 3
-    return None
+    return _TEAM_OF[value] if 0 <= value < len(_TEAM_OF) else None
 
 
 def weightOf(value: int) -> int:
@@ -98,17 +100,51 @@ class WinReason(Enum):
     TIE = "Beide Spieler sind gleichauf"
 
 
-def _line(cells: bytes, x: int, y: int, direction: Direction) -> int:
-    """Fish (both teams) on the whole line through (x, y) along ``direction``'s axis."""
+_STEPS: Final = tuple((direction, direction.value[0], direction.value[1]) for direction in DIRECTIONS)
+"""Each direction with its (dx, dy): reading an Enum member's value costs a descriptor call."""
+
+
+def _line(cells: bytes, x: int, y: int, dx: int, dy: int) -> int:
+    """Fish (both teams) on the whole line through (x, y) along the axis of (dx, dy)."""
     count = 0
-    dx, dy = direction.dx, direction.dy
     for sign in (1, -1):
-        cx, cy = x if sign == 1 else x - dx, y if sign == 1 else y - dy
+        cx, cy = (x, y) if sign == 1 else (x - dx, y - dy)
         while 0 <= cx < SIZE and 0 <= cy < SIZE:
             if 1 <= cells[cy * SIZE + cx] <= 6:
                 count += 1
             cx, cy = cx + sign * dx, cy + sign * dy
     return count
+
+
+def _lineCounts(cells: bytes) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Fish per row, column, diagonal (x - y) and anti-diagonal (x + y): every move's distance."""
+    rows, columns = [0] * SIZE, [0] * SIZE
+    diagonals, antiDiagonals = [0] * (2 * SIZE - 1), [0] * (2 * SIZE - 1)
+    for index, value in enumerate(cells):
+        if 1 <= value <= 6:
+            y, x = divmod(index, SIZE)
+            rows[y] += 1
+            columns[x] += 1
+            diagonals[x - y + SIZE - 1] += 1
+            antiDiagonals[x + y] += 1
+    return rows, columns, diagonals, antiDiagonals
+
+
+def _target(cells: bytes, team: int, x: int, y: int, dx: int, dy: int, distance: int) -> tuple[int, int] | str:
+    """Where a fish of ``team`` at (x, y) lands going ``distance`` along (dx, dy), or the rule it breaks."""
+    tx, ty = x + dx * distance, y + dy * distance
+    if not (0 <= tx < SIZE and 0 <= ty < SIZE):
+        return "DESTINATION_OUT_OF_BOUNDS"
+    opponent = TWO if team == ONE else ONE
+    for step in range(1, distance):
+        if _TEAM_OF[cells[(y + dy * step) * SIZE + x + dx * step]] == opponent:
+            return "JUMP_OVER_OPPONENT"
+    target = cells[ty * SIZE + tx]
+    if target == SQUID:
+        return "DESTINATION_BLOCKED"
+    if _TEAM_OF[target] == team:
+        return "DESTINATION_BLOCKED_BY_SELF"
+    return tx, ty
 
 
 def checkMove(cells: bytes, team: int, move: PiranhaMove) -> tuple[int, int] | str:
@@ -121,21 +157,8 @@ def checkMove(cells: bytes, team: int, move: PiranhaMove) -> tuple[int, int] | s
         return "START_EMPTY"
     if teamOf(start) != team:
         return "WRONG_START"
-    distance = _line(cells, x, y, move.direction)
-    dx, dy = move.direction.dx, move.direction.dy
-    tx, ty = x + dx * distance, y + dy * distance
-    if not (0 <= tx < SIZE and 0 <= ty < SIZE):
-        return "DESTINATION_OUT_OF_BOUNDS"
-    for step in range(1, distance):
-        between = cells[(y + dy * step) * SIZE + x + dx * step]
-        if teamOf(between) == 1 - team:
-            return "JUMP_OVER_OPPONENT"
-    target = cells[ty * SIZE + tx]
-    if target == SQUID:
-        return "DESTINATION_BLOCKED"
-    if teamOf(target) == team:
-        return "DESTINATION_BLOCKED_BY_SELF"
-    return tx, ty
+    dx, dy = move.direction.value
+    return _target(cells, team, x, y, dx, dy, _line(cells, x, y, dx, dy))
 
 
 MISTAKE_TEXT: Final = {
@@ -149,23 +172,31 @@ MISTAKE_TEXT: Final = {
 }
 
 
+def _neighbours(index: int) -> tuple[int, ...]:
+    y, x = divmod(index, SIZE)
+    return tuple(
+        ny * SIZE + nx
+        for ny in (y - 1, y, y + 1)
+        for nx in (x - 1, x, x + 1)
+        if (nx, ny) != (x, y) and 0 <= nx < SIZE and 0 <= ny < SIZE
+    )
+
+
+_NEIGHBOURS: Final = tuple(_neighbours(index) for index in range(SIZE * SIZE))
+"""The 8-connected neighbours of every field, once: a swarm walk then does no arithmetic."""
+
+
 def swarms(cells: bytes, team: int) -> list[list[int]]:
     """The team's fish grouped in 8-connected swarms (field indexes)."""
-    own = {i for i, value in enumerate(cells) if teamOf(value) == team}
+    own = {i for i, value in enumerate(cells) if _TEAM_OF[value] == team}
     groups: list[list[int]] = []
     while own:
-        stack = [own.pop()]
-        group = []
-        while stack:
-            index = stack.pop()
-            group.append(index)
-            x, y = index % SIZE, index // SIZE
-            for ny in (y - 1, y, y + 1):
-                for nx in (x - 1, x, x + 1):
-                    neighbour = ny * SIZE + nx
-                    if 0 <= nx < SIZE and 0 <= ny < SIZE and neighbour in own:
-                        own.remove(neighbour)
-                        stack.append(neighbour)
+        group = [own.pop()]
+        for index in group:  # the list grows while it is walked: a breadth-first search
+            for neighbour in _NEIGHBOURS[index]:
+                if neighbour in own:
+                    own.remove(neighbour)
+                    group.append(neighbour)
         groups.append(group)
     return groups
 
@@ -175,19 +206,46 @@ def heaviestSwarm(cells: bytes, team: int) -> int:
 
 
 def isConnected(cells: bytes, team: int) -> bool:
-    return len(swarms(cells, team)) <= 1
+    """Whether the team's fish form one swarm: one walk from any fish reaches them all."""
+    own = {i for i, value in enumerate(cells) if _TEAM_OF[value] == team}
+    if not own:
+        return True
+    group = [own.pop()]
+    for index in group:
+        for neighbour in _NEIGHBOURS[index]:
+            if neighbour in own:
+                own.remove(neighbour)
+                group.append(neighbour)
+    return not own
+
+
+def _legalMoves(cells: bytes, team: int) -> Iterator[PiranhaMove]:
+    """The team's legal moves, lazily: the line counts are taken once for all of them."""
+    rows, columns, diagonals, antiDiagonals = _lineCounts(cells)
+    for index, value in enumerate(cells):
+        if _TEAM_OF[value] != team:
+            continue
+        y, x = divmod(index, SIZE)
+        for direction, dx, dy in _STEPS:
+            if dx == 0:
+                distance = columns[x]
+            elif dy == 0:
+                distance = rows[y]
+            elif dx == dy:
+                distance = diagonals[x - y + SIZE - 1]
+            else:
+                distance = antiDiagonals[x + y]
+            if type(_target(cells, team, x, y, dx, dy, distance)) is tuple:
+                yield PiranhaMove(x, y, direction)
 
 
 def legalMovesFor(cells: bytes, team: int) -> list[PiranhaMove]:
-    moves = []
-    for index, value in enumerate(cells):
-        if teamOf(value) == team:
-            x, y = index % SIZE, index // SIZE
-            for direction in DIRECTIONS:
-                move = PiranhaMove(x, y, direction)
-                if isinstance(checkMove(cells, team, move), tuple):
-                    moves.append(move)
-    return moves
+    return list(_legalMoves(cells, team))
+
+
+def hasLegalMove(cells: bytes, team: int) -> bool:
+    """Can ``team`` move at all? Stops at the first legal move found."""
+    return next(_legalMoves(cells, team), None) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +270,9 @@ class PiranhasState:
     turn: int = 0
     lastMove: PiranhaMove | None = None
     firstUnion: int | None = None
+    _memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    """What was computed about this (immutable) position: a server asks the same questions
+    several times per move (who moves, is it over, the result, the legal moves)."""
 
     @property
     def currentTeam(self) -> int:
@@ -238,27 +299,47 @@ class PiranhasState:
     def legalMoves(self) -> list[PiranhaMove]:
         if self.isOver():
             return []
-        return legalMovesFor(self.cells, self.currentTeam)
+        moves = self._memo.get("moves")
+        if moves is None:
+            moves = self._memo["moves"] = legalMovesFor(self.cells, self.currentTeam)
+        return list(moves)  # type: ignore[call-overload]
+
+    def _anyConnected(self) -> bool:
+        connected = self._memo.get("connected")
+        if connected is None:
+            connected = self._memo["connected"] = any(isConnected(self.cells, team) for team in (ONE, TWO))
+        return bool(connected)
+
+    def _canMove(self) -> bool:
+        canMove = self._memo.get("canMove")
+        if canMove is None:
+            canMove = self._memo["canMove"] = hasLegalMove(self.cells, self.currentTeam)
+        return bool(canMove)
 
     def isOver(self) -> bool:
-        if self.turn % 2 == 0 and any(isConnected(self.cells, team) for team in (ONE, TWO)):
+        if self.turn % 2 == 0 and self._anyConnected():
             return True
         if self.turn // 2 >= ROUND_LIMIT:
             return True
-        return not legalMovesFor(self.cells, self.currentTeam)
+        return not self._canMove()
 
     def result(self) -> GameResult | None:
+        if "result" not in self._memo:
+            self._memo["result"] = self._result()
+        return self._memo["result"]  # type: ignore[return-value]
+
+    def _result(self) -> GameResult | None:
         if not self.isOver():
             return None
         weights = (heaviestSwarm(self.cells, ONE), heaviestSwarm(self.cells, TWO))
         heavier = None if weights[0] == weights[1] else (ONE if weights[0] > weights[1] else TWO)
-        if any(isConnected(self.cells, team) for team in (ONE, TWO)):
+        if self._anyConnected():
             if heavier is not None:
                 return GameResult(heavier, WinReason.BIGGER_SWARM)
             if self.firstUnion is not None:
                 return GameResult(self.firstUnion, WinReason.FIRST_UNION)
             return GameResult(None, WinReason.TIE)
-        if self.turn // 2 < ROUND_LIMIT and not legalMovesFor(self.cells, self.currentTeam):
+        if self.turn // 2 < ROUND_LIMIT and not self._canMove():
             return GameResult(1 - self.currentTeam, WinReason.BLOCKED)
         if heavier is not None:
             return GameResult(heavier, WinReason.BIGGER_SWARM)
@@ -290,6 +371,10 @@ class PiranhasState:
                 if isConnected(after, candidate):
                     firstUnion = candidate
                     break
+            state = PiranhasState(after, self.turn + 1, move, firstUnion)
+            # Both teams were just checked: the end-of-round check needs no second walk.
+            state._memo["connected"] = firstUnion is not None
+            return state
         return PiranhasState(after, self.turn + 1, move, firstUnion)
 
 

@@ -85,6 +85,9 @@ class GobangSession:
         self.asked = False
         self.over = False
         self.lastMove: tuple[int, int] | None = None
+        """Our move that the server has not answered yet (a stone of ours, or opcode 9)."""
+        self.turn = 0
+        """The colour to move, as the stones the server announced say (black first)."""
         self._timer: IDelayedCall | None = None
 
     @property
@@ -96,29 +99,69 @@ class GobangSession:
             self.answered = True
             self.onFirstAnswer()
         opcode = word.opcode
+        if self.over:
+            return
         if opcode == ServerOp.BOARD_SIZE:
+            if self.size:
+                self.say(f"The server sent the board size again ({word.y}); ignored.")
+                return
             self.size = word.y
             self.say(f"Connection established, board size = {self.size}.")
             if self.colour is not None:
                 self.say("Waiting for your partner to sign on ...")
         elif opcode in (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE):
-            colour = opcode - ServerOp.BLACK_STONE
-            if word.x == 0 and word.y == 0:
-                self.say(f"{COLOURS[colour].capitalize()} passes.")
-            else:
-                self.stones[(word.x, word.y)] = colour
-                self.say(
-                    f"{COLOURS[colour].capitalize()} plays {word.x} {word.y}.\n{renderBoard(self.size, self.stones)}"
-                )
+            self._stone(opcode - ServerOp.BLACK_STONE, word.x, word.y)
         elif opcode == ServerOp.REMOVE_STONE:
             self.stones.pop((word.x, word.y), None)
         elif opcode == ServerOp.YOUR_MOVE:
-            self.asked = True
-            self._ask()
+            self._yourMove()
         elif opcode == ServerOp.ILLEGAL:
-            self.say(f"Illegal move {word.x} {word.y}: {self._why(word.x, word.y)}")
+            if self.lastMove != (word.x, word.y):
+                self.say(
+                    f"The server refused a move {word.x} {word.y} that we did not send: "
+                    "somebody writes words in our name."
+                )
+            else:
+                self.lastMove = None
+                self.say(f"Illegal move {word.x} {word.y}: {self._why(word.x, word.y)}")
         elif opcode in (ServerOp.DRAW, ServerOp.BLACK_WINS, ServerOp.WHITE_WINS, ServerOp.ABORTED):
             self._end(opcode)
+        else:
+            self.say(f"Unknown answer from the server ({word.describe()}); ignored.")
+
+    def _stone(self, colour: int, x: int, y: int) -> None:
+        if colour == self.colour and self.lastMove != (x, y):
+            if self.lastMove is not None:
+                ours = f"not our {self.lastMove[0]} {self.lastMove[1]}: our move will be refused as out of turn"
+            elif self.asked:
+                ours = "before we moved: we wait for the next request"
+            else:
+                ours = "unasked"
+            self.say(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
+            self.asked = False  # that request is answered: a move now would be out of turn
+            if self._timer is not None and self._timer.active():
+                self._timer.cancel()
+        if colour == self.colour:
+            self.lastMove = None
+        self.turn = 1 - colour
+        if x == 0 and y == 0:
+            self.say(f"{COLOURS[colour].capitalize()} passes.")
+        else:
+            self.stones[(x, y)] = colour
+            self.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.\n{renderBoard(self.size, self.stones)}")
+
+    def _yourMove(self) -> None:
+        """Opcode 8. Any answer we did not expect is reported, and the game goes on from what the server says."""
+        if self.colour is None:
+            self.say("The server asks a kibitzer to move; ignored.")
+            return
+        if self.turn != self.colour:
+            self.say(
+                f"The server asks us to move for {COLOURS[self.turn]}, not {COLOURS[self.colour]} "
+                "(a signon forged in our name?); playing on as the server says."
+            )
+        self.asked = True
+        self._ask()
 
     def _why(self, x: int, y: int) -> str:
         if (x, y) in self.stones:
@@ -129,21 +172,30 @@ class GobangSession:
 
     def _ask(self) -> None:
         if self.bot is not None:
+            # One request, one answer: a repeated request (opcode 9 then 8 for
+            # a move forged in our name) replaces the pending one.
+            if self._timer is not None and self._timer.active():
+                self._timer.cancel()
             self._timer = self.clock.callLater(self.botDelay, self._botMove)
         else:
             self.say("Your move (x y, pass, resign):")
 
     def _botMove(self) -> None:
         self._timer = None
-        assert self.bot is not None and self.colour is not None
+        assert self.bot is not None
         rules = rulesFor(self.size)
-        state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.colour)
         bot = (
             PerfectBot(self.bot.randrange(1 << 30))
             if self.size * self.size <= SEARCH_LIMIT
             else GobangBot(self.bot.randrange(1 << 30))
         )
-        move = bot.chooseMove(state)
+        try:
+            state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.turn)
+            move = bot.chooseMove(state)
+        except Exception as error:  # the server decides what is legal; never fall silent
+            self.say(f"The bot cannot choose a move ({error}); passing.")
+            self.play(0, 0)
+            return
         if isinstance(move, Place):
             self.play(move.x + 1, move.y + 1)
         else:
@@ -278,18 +330,24 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         say(f"Cannot contact server #{serverPid}: {error}")
         finish(1)
         return done
-    cleanup.append(lambda: os.close(serverFd))
+
+    def serverGone() -> None:
+        say(f"The server is gone: server #{serverPid} no longer reads its FIFO.")
+        finish(1)
+
+    # Many clients share the server FIFO, and one of them may keep it full: a
+    # word that does not fit now waits (buffered, written when the pipe has
+    # room), as a blocking write in a C client would. Only a server that has
+    # closed its FIFO (EPIPE) is gone.
+    writer = fifo.FifoWriter(serverFd, serverGone, reactor=reactor)  # type: ignore[arg-type]
+    cleanup.append(writer.discard)
 
     def sendWord(opcode: int, x: int, y: int) -> None:
         word = ClientWord(ownPid & 0xFFFF, opcode, x, y)
         raw = encodeClient(word, order)
         if arguments.trace:
             say(f"[-> {raw.hex(' ')}] {word.describe()}")
-        try:
-            os.write(serverFd, raw)
-        except OSError as error:
-            say(f"The server is gone: {error}")
-            finish(1)
+        writer.writeNow(raw)
 
     def noAnswer() -> None:
         say(f"No answer from server #{serverPid}.")

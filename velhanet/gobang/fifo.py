@@ -26,12 +26,17 @@ from pathlib import Path
 
 from twisted.internet import fdesc
 from twisted.internet.abstract import FileDescriptor
+from twisted.internet.error import ConnectionDone
 from twisted.internet.interfaces import IReactorFDSet
+from twisted.internet.main import CONNECTION_DONE, CONNECTION_LOST
 from twisted.python.failure import Failure
 
 from velhanet.gobang.table import Refused
 
 FIFO_MODE = 0o622
+
+READ_SIZE = 65536
+"""Bytes read from a FIFO at a time: a Linux pipe holds 64 KiB."""
 
 
 def fifoPath(directory: str | Path, prefix: str, pid: int) -> Path:
@@ -186,7 +191,16 @@ class FifoReader(FileDescriptor):
         return self._fd
 
     def doRead(self) -> object:
-        return fdesc.readFromFD(self._fd, self._dataReceived)
+        """Read up to a full pipe (64 KiB) per turn, not Twisted's 8 KiB: a writer that keeps the
+        pipe full must not make the honest clients' words wait longer than they must."""
+        try:
+            data = os.read(self._fd, READ_SIZE)
+        except OSError as error:
+            return None if error.errno in (errno.EAGAIN, errno.EINTR) else CONNECTION_LOST
+        if not data:
+            return CONNECTION_DONE
+        self._dataReceived(data)
+        return None
 
     def connectionLost(self, reason: Failure) -> None:
         super().connectionLost(reason)
@@ -236,3 +250,8 @@ class FifoWriter(FileDescriptor):
         os.close(self._fd)
         self._fd = -1
         self._onLost()
+
+    def discard(self) -> None:
+        """Close without calling ``onLost``: the owner is leaving anyway."""
+        self._onLost = lambda: None
+        self.connectionLost(Failure(ConnectionDone("closed by its owner")))

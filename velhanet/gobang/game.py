@@ -90,6 +90,11 @@ class GameCore:
         assert seated is not None
         seated.send(ServerWord(ServerOp.YOUR_MOVE))
 
+    def dropKibitzer(self, channel: Channel) -> None:
+        """A kibitzer leaves; it is told (opcode 3), in case the signoff was forged in its name."""
+        self.kibitzers.remove(channel)
+        channel.send(ServerWord(ServerOp.ABORTED))
+
     def end(self, opcode: int, why: str) -> None:
         self.log.info("game {number} over: {why}", number=self.number, why=why)
         self.broadcast(ServerWord(opcode))
@@ -148,7 +153,7 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
     @waiting.upon(Game.leave).loop()
     def leftBeforeStart(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
         if channel in core.kibitzers:
-            core.kibitzers.remove(channel)
+            core.dropKibitzer(channel)
             return
         core.end(ServerOp.ABORTED, f"pid {channel.pid} left before the game started ({why})")
         inputs._ended()
@@ -202,7 +207,7 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
     @playing.upon(Game.leave).loop()
     def leave(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
         if channel in core.kibitzers:
-            core.kibitzers.remove(channel)
+            core.dropKibitzer(channel)
             return
         core.end(ServerOp.ABORTED, f"the {COLOUR[core.colourOf(channel) or 0]} player (pid {channel.pid}) left: {why}")
         inputs._ended()

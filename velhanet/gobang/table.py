@@ -23,6 +23,30 @@ from velhanet.games.kinarow import KInARowRules
 from velhanet.gobang.game import BLACK, WHITE, Channel, Game, GameCore, GameMachine
 from velhanet.gobang.wire import ClientOp, ClientWord, ServerOp, ServerWord
 
+DROPS_LOGGED_PER_READ = 16
+"""Dropped words logged one by one per read of the server FIFO; the rest are summed up in one line.
+
+A flood of 64 KiB of junk is 16,384 words: a log line for each would make
+the honest players' words wait seconds for the server to get through it."""
+
+
+def _misfit(word: ClientWord) -> str | None:
+    """Why a word cannot be what a client sends (None: it can): unused fields must be 0.
+
+    Every client known (ours, the C client of the tests, the checker) sends
+    zeros there; a random or garbled word almost never does.
+    """
+    opcode = word.opcode
+    if opcode in (ClientOp.SIGNON_BLACK, ClientOp.SIGNON_WHITE, ClientOp.SIGNOFF, ClientOp.RESIGN, ClientOp.KILL):
+        if word.x or word.y:
+            return f"{ClientOp(opcode).name} carries no coordinates"
+    elif opcode == ClientOp.SIGNON_KIBITZ:
+        if word.y:
+            return "SIGNON_KIBITZ carries a game number in x and 0 in y"
+    elif opcode != ClientOp.MOVE:
+        return "unknown opcode"
+    return None
+
 
 class Refused(Exception):
     """A signon that cannot be accepted (no FIFO, not a FIFO, wrong owner, …); the text says why."""
@@ -48,14 +72,14 @@ class Table:
         self,
         rules: KInARowRules,
         openChannel: Callable[[int], ClientChannel],
-        killRefusal: Callable[[int, ClientChannel | None], str | None],
+        killRefusal: Callable[[int], str | None],
         stopServer: Callable[[], None],
         once: bool = False,
     ) -> None:
         self.rules = rules
         self.openChannel = openChannel
         self.killRefusal = killRefusal
-        """Why a Kill from these pid bits (and the participant's channel, if any) is not honoured."""
+        """Why a Kill with these pid bits is not honoured (None: it is)."""
         self.stopServer = stopServer
         self.once = once
         self.games: dict[int, tuple[Game, GameCore]] = {}
@@ -63,32 +87,66 @@ class Table:
         """Participants by the 16 pid bits their words carry."""
         self.nextNumber = 1
         self.finishedGames = 0
+        self.droppedInRead = 0
+        self.unloggedDrops: dict[str, int] = {}
+        """Dropped words of the current read beyond L{DROPS_LOGGED_PER_READ}, by reason."""
 
     # -- words in -------------------------------------------------------------
 
     def received(self, word: ClientWord) -> None:
+        """One word from the server FIFO: refused unless it fits its sender's state.
+
+        Anyone may write any word (``docs/security.md``), so a word that does
+        not fit is dropped with a log line, never acted on: a field the opcode
+        does not use that is not 0, a signon from a pid already signed on, a
+        move, resign or signoff from a pid in no game (the game then refuses
+        one out of turn).
+        """
         opcode = word.opcode
-        if opcode in (ClientOp.SIGNON_BLACK, ClientOp.SIGNON_WHITE, ClientOp.SIGNON_KIBITZ):
+        misfit = _misfit(word)
+        if misfit is not None:
+            self.drop(word, misfit)
+        elif opcode in (ClientOp.SIGNON_BLACK, ClientOp.SIGNON_WHITE, ClientOp.SIGNON_KIBITZ):
             self.signon(word)
         elif opcode == ClientOp.KILL:
             self.kill(word.pid)
-        elif opcode in (ClientOp.MOVE, ClientOp.RESIGN, ClientOp.SIGNOFF):
+        else:
             seat = self.bySender.get(word.pid)
             if seat is None:
-                self.log.info("{word}: this pid is in no game; dropped", word=word.describe())
+                self.drop(word, "this pid is in no game")
             elif opcode == ClientOp.MOVE:
                 seat.game.move(seat.channel, word.x, word.y)
             elif opcode == ClientOp.RESIGN:
                 seat.game.resign(seat.channel)
             else:
-                self.forget(seat, "signed off")
+                # The game tells the leaver too (opcode 3): a forged signoff
+                # must not leave the real client waiting for an answer.
                 seat.game.leave(seat.channel, "signed off")
+                self.forget(seat, "signed off")
+
+    def drop(self, word: ClientWord, why: str) -> None:
+        """Log a word that is refused; a flood of them is summed up per read (L{endOfRead})."""
+        self.droppedInRead += 1
+        if self.droppedInRead <= DROPS_LOGGED_PER_READ:
+            self.log.info("{word}: {why}; dropped", word=word.describe(), why=why, pid=word.pid, reason=why)
         else:
-            self.log.warn("{word}: unknown opcode; dropped", word=word.describe())
+            self.unloggedDrops[why] = self.unloggedDrops.get(why, 0) + 1
+
+    def endOfRead(self) -> None:
+        """The words of one read are handled: one line for the drops not logged one by one."""
+        if self.unloggedDrops:
+            self.log.info(
+                "{count} more words dropped in this read: {reasons}",
+                count=sum(self.unloggedDrops.values()),
+                reasons=", ".join(f"{why}: {n}" for why, n in sorted(self.unloggedDrops.items())),
+                counts=dict(self.unloggedDrops),
+            )
+        self.droppedInRead = 0
+        self.unloggedDrops = {}
 
     def signon(self, word: ClientWord) -> None:
         if word.pid in self.bySender:
-            self.log.info("{word}: this pid is already in a game; dropped", word=word.describe())
+            self.drop(word, "this pid is already signed on")
             return
         try:
             channel = self.openChannel(word.pid)
@@ -137,8 +195,7 @@ class Table:
         return candidates[0] if candidates else None
 
     def kill(self, pid: int) -> None:
-        seat = self.bySender.get(pid)
-        refusal = self.killRefusal(pid, seat.channel if seat is not None else None)
+        refusal = self.killRefusal(pid)
         if refusal is not None:
             self.log.warn("kill from pid {pid} ignored: {why}", pid=pid, why=refusal)
             return

@@ -35,7 +35,7 @@ from velhanet.games.piranhas import (
     PiranhasState,
     WinReason,
 )
-from velhanet.socha.xml import tag
+from velhanet.socha.xml import Prerendered, pad, tag
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,25 @@ def _coordinate(element: Element | None, what: str) -> tuple[int, int]:
         raise IllegalMove(f"<{what}> needs integer x and y attributes") from None
 
 
+_FIELD_LINES: dict[int, tuple[str, ...]] = {}
+"""Per indentation level: the ``<field>`` line of each field value."""
+
+
+def _boardXml(cells: bytes, level: int) -> str:
+    """``<board>`` of ten ``<row>`` of ten ``<field>``, as L{render} would write the element tree."""
+    fields = _FIELD_LINES.get(level)
+    if fields is None:
+        fields = _FIELD_LINES[level] = tuple(f"{pad(level + 2)}<field>{name}</field>" for name in FIELD_NAMES)
+    rowStart, rowEnd = f"{pad(level + 1)}<row>", f"{pad(level + 1)}</row>"
+    parts = [f"{pad(level)}<board>"]
+    for y in range(SIZE):
+        parts.append(rowStart)
+        parts.extend(fields[value] for value in cells[y * SIZE : (y + 1) * SIZE])
+        parts.append(rowEnd)
+    parts.append(f"{pad(level)}</board>")
+    return "".join(parts)
+
+
 class PiranhasAdapter:
     gameType: str = "swc_2026_piranhas"
     fragments: tuple[tuple[str, str], ...] = (("Siegpunkte", "SUM"), ("Schwarmgröße", "AVERAGE"))
@@ -97,12 +116,8 @@ class PiranhasAdapter:
         element = tag("state", {"class": "state", "startTeam": "ONE", "turn": state.turn, "firstUnion": firstUnion})
         if state.lastMove is not None:
             element.append(self.moveElement(state.lastMove, "lastMove"))
-        board = tag("board")
-        for y in range(SIZE):
-            board.append(
-                tag("row", None, *(tag("field", None, FIELD_NAMES[state.cells[y * SIZE + x]]) for x in range(SIZE)))
-            )
-        element.append(board)
+        cells = state.cells
+        element.append(Prerendered("board", lambda level: _boardXml(cells, level)))
         return element
 
     def moveElement(self, move: PiranhaMove, name: str) -> Element:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import random
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element
@@ -25,9 +26,13 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from velhanet.limits import AddressBuckets
+from velhanet.sendnow import noDelay
 from velhanet.socha.games import ADAPTERS, DEFAULT_GAME
 from velhanet.socha.room import Client, Room, RoomCore, RoomMachine
 from velhanet.socha.xml import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, XmlError, XmlStreamReader, errorPacket, render, tag
+
+INPUT_PIECE = 4096
+"""Bytes of a client's input parsed and handled before checking that it still reads our answers."""
 
 SHUTDOWN_GRACE = 2.0
 """Seconds a stopping server waits for its clients' connections to close."""
@@ -50,6 +55,8 @@ class SochaLimits:
     """Elements in one message."""
     maxUnsent: int = 1024 * 1024
     """Bytes written to a client while it does not read (beyond the transport's own 64 KiB); past it, dropped."""
+    perTurn: int = 64
+    """Messages of one connection handled before the other connections get their turn."""
     errorsInRow: int = 32
     """Requests answered with an errorpacket in a row; one more and the connection is closed."""
     wrongPasswords: int = 3
@@ -102,14 +109,19 @@ class SochaProtocol(Protocol):
         self._errorsInRow = 0
         self._erred = False
         self._wrongPasswords = 0
+        self._input: deque[bytes] = deque()
+        """Bytes read but not parsed yet (only while the client does not read our answers)."""
+        self._messages: deque[Element] = deque()
+        """Messages parsed but not handled yet (the same)."""
+        self._readingPaused = False
+        """Reading stopped until this connection's next turn (``perTurn`` messages were handled)."""
+        self._nextTurn: IDelayedCall | None = None
 
     def connectionMade(self) -> None:
         assert self.transport is not None
         # Every packet is its own write, and none may wait for the peer's
         # delayed ACK (Nagle): the official server sets TCP_NODELAY too.
-        setNoDelay = getattr(self.transport, "setTcpNoDelay", None)
-        if setNoDelay is not None:
-            setNoDelay(True)
+        noDelay(self.transport)
         peer = self.transport.getPeer()
         self.host = str(getattr(peer, "host", "?"))
         self.peer = f"{self.host}:{getattr(peer, 'port', '?')}"
@@ -127,8 +139,9 @@ class SochaProtocol(Protocol):
     def resumeProducing(self) -> None:
         if self._writesPaused:
             self._writesPaused = False
-            if not self.closing:
+            if not self.closing and self._nextTurn is None:
                 self.transport.resumeProducing()  # type: ignore[union-attr]
+                self._consume()
 
     def stopProducing(self) -> None:
         self.closing = True
@@ -138,7 +151,7 @@ class SochaProtocol(Protocol):
     def sendPacket(self, packet: Element) -> None:
         if self.transport is None or (self.closing and packet.tag != "left"):
             return
-        text = render(packet)
+        text = self.lobby.render(packet)
         if not self.started:
             self.started = True
             text = "<protocol>" + text
@@ -185,33 +198,69 @@ class SochaProtocol(Protocol):
     # -- in ------------------------------------------------------------------------
 
     def dataReceived(self, data: bytes) -> None:
-        try:
-            messages = self.reader.feed(data)
-        except XmlError as error:
-            self.lobby.trace("in", self.peer, data.decode("utf-8", "replace"), f"XML error: {error}")
-            self.log.warn("bad XML from {peer}: {reason}", peer=self.peer, reason=str(error))
-            self.error(f"bad XML: {error}", None)
+        self._input.append(data)
+        self._consume()
+
+    def _consume(self) -> None:
+        """Parse and handle input, a piece at a time, while the client reads what we write.
+
+        When the client stops reading (the transport pauses us), handling
+        stops too, even in the middle of a read: what is left waits, parsed
+        or not, until it reads again. A client cannot make the server answer
+        more than one piece of its input ahead of what it has read.
+        """
+        self._nextTurn = None
+        handled = 0
+        while not self.closing and not self._writesPaused:
+            if handled >= self.limits.perTurn and (self._messages or self._input):
+                # The other connections' turn: read no more of this one until then.
+                self._readingPaused = True
+                self.transport.pauseProducing()  # type: ignore[union-attr]
+                self._nextTurn = self.lobby.clock.callLater(0, self._consume)
+                return
+            if self._messages:
+                handled += 1
+                self._handleMessage(self._messages.popleft())
+                continue
+            if not self._input:
+                break
+            data = self._input.popleft()
+            if len(data) > INPUT_PIECE:
+                data, rest = data[:INPUT_PIECE], data[INPUT_PIECE:]
+                self._input.appendleft(rest)
+            try:
+                self._messages.extend(self.reader.feed(data))
+            except XmlError as error:
+                self._badXml(data, error)
+                return
+        if self._readingPaused and not self.closing and not self._writesPaused:
+            self._readingPaused = False
+            self.transport.resumeProducing()  # type: ignore[union-attr]
+        if self.reader.closed and not self._messages and not self.closing:
             self._leaveGame()
             self.closing = True
-            assert self.transport is not None
-            self.transport.loseConnection()
-            return
-        for message in messages:
-            if self.closing:
-                return
-            self.lobby.trace("in", self.peer, render(message, 0).strip(), message.tag)
-            self._erred = False
-            try:
-                self.handle(message)
-            except Exception:
-                self.log.failure("error handling <{tag}> from {peer}", tag=message.tag, peer=self.peer)
-                self.error(f"internal error handling <{message.tag}>", message)
-            self._errorsInRow = self._errorsInRow + 1 if self._erred else 0
-            if self._errorsInRow > self.limits.errorsInRow and not self.closing:
-                self.closeAfter(f"{self._errorsInRow} requests in a row were errors", None)
-        if self.reader.closed and not self.closing:
-            self._leaveGame()
             self.transport.loseConnection()  # type: ignore[union-attr]
+
+    def _badXml(self, data: bytes, error: XmlError) -> None:
+        self.lobby.trace("in", self.peer, data.decode("utf-8", "replace"), f"XML error: {error}")
+        self.log.warn("bad XML from {peer}: {reason}", peer=self.peer, reason=str(error))
+        self.error(f"bad XML: {error}", None)
+        self._leaveGame()
+        self.closing = True
+        assert self.transport is not None
+        self.transport.loseConnection()
+
+    def _handleMessage(self, message: Element) -> None:
+        self.lobby.trace("in", self.peer, render(message, 0).strip(), message.tag)
+        self._erred = False
+        try:
+            self.handle(message)
+        except Exception:
+            self.log.failure("error handling <{tag}> from {peer}", tag=message.tag, peer=self.peer)
+            self.error(f"internal error handling <{message.tag}>", message)
+        self._errorsInRow = self._errorsInRow + 1 if self._erred else 0
+        if self._errorsInRow > self.limits.errorsInRow and not self.closing:
+            self.closeAfter(f"{self._errorsInRow} requests in a row were errors", None)
 
     def handle(self, message: Element) -> None:
         name = message.tag
@@ -246,6 +295,11 @@ class SochaProtocol(Protocol):
             room.machine.playerLeft(self)
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
+        if self._nextTurn is not None and self._nextTurn.active():
+            self._nextTurn.cancel()
+        self._nextTurn = None
+        self._messages.clear()
+        self._input.clear()
         if self._closeTimer is not None and self._closeTimer.active():
             self.closedAfterLeft = True
             self._closeTimer.cancel()
@@ -271,6 +325,7 @@ class Lobby(Factory):
         limits: SochaLimits | None = None,
     ) -> None:
         self.clock = clock
+        self._lastRendered: tuple[Element, str] | None = None
         self.limits = limits or SochaLimits()
         self.password = password
         self.wrongPasswords = AddressBuckets(
@@ -286,6 +341,19 @@ class Lobby(Factory):
         self.admins: set[SochaProtocol] = set()
         self.connections: set[SochaProtocol] = set()
         self._allClosed: Deferred[None] | None = None
+
+    def render(self, packet: Element) -> str:
+        """The packet's XML, rendered once for all its recipients (players and observers).
+
+        A room sends the same packet object to each of them in turn; packets
+        are not changed once sent.
+        """
+        last = self._lastRendered
+        if last is not None and last[0] is packet:
+            return last[1]
+        text = render(packet)
+        self._lastRendered = (packet, text)
+        return text
 
     def buildProtocol(self, addr: object) -> SochaProtocol:
         return SochaProtocol(self)

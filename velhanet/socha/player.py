@@ -16,6 +16,7 @@ from twisted.internet.protocol import Protocol
 from twisted.python.failure import Failure
 
 from velhanet.games.piranhas import FIELD_VALUES, SIZE, PiranhasState
+from velhanet.sendnow import noDelay
 from velhanet.socha.xml import XmlError, XmlStreamReader
 
 
@@ -45,6 +46,7 @@ class BotPlayer(Protocol):
         self.done: Deferred[None] = Deferred()
 
     def connectionMade(self) -> None:
+        noDelay(self.transport)
         request = f'<joinPrepared reservationCode="{self.reservation}"/>' if self.reservation else "<join/>"
         self.transport.write(f"<protocol>{request}\n".encode())  # type: ignore[union-attr]
 

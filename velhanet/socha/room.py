@@ -439,7 +439,6 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
             core.violation(slot.team, f"hat einen ungueltigen Zug gesendet: {error}")
             inputs._finished()
             return
-        core.log.debug("room {room}: move after {ms} ms", room=core.roomId, ms=elapsed)
         core.state = after
         core.sendMemento()
         end = core.adapter.end(after)

@@ -9,6 +9,7 @@ from twisted.application.service import IService, MultiService
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.logger import Logger
 
+from velhanet.listening import withBacklog
 from velhanet.socha.lobby import Lobby
 
 log = Logger(namespace="velhanet.socha.trace")
@@ -52,4 +53,4 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         trace=traceToLog if options["trace"] else None,
         limits=options["limits"],
     )
-    return SochaService(lobby, strports.service(options["listen"], lobby, reactor=reactor))
+    return SochaService(lobby, strports.service(withBacklog(options["listen"]), lobby, reactor=reactor))

@@ -15,6 +15,8 @@ indent by two more, and the first packet of a connection is preceded by
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Final
 from xml.etree.ElementTree import Element
 from xml.parsers import expat
@@ -230,13 +232,61 @@ def resultElement(
     return tag("data", {"class": "result"}, definition, scores, verdict)
 
 
+_TEXT_SPECIALS: Final = re.compile("[&<>]")
+_ATTRIBUTE_SPECIALS: Final = re.compile("[&<>\"'\n\r\t]")
+_PADS: Final = tuple("\n" + "  " * level for level in range(64))
+
+
+def _text(text: str) -> str:
+    return escape(text) if _TEXT_SPECIALS.search(text) else text
+
+
+def _attribute(value: str) -> str:
+    return quoteattr(value) if _ATTRIBUTE_SPECIALS.search(value) else f'"{value}"'
+
+
+def pad(level: int) -> str:
+    """The newline and indentation that start a line at ``level``."""
+    return _PADS[level] if level < len(_PADS) else "\n" + "  " * level
+
+
+class Prerendered(Element):
+    """An element whose XML comes from a function of its indentation level.
+
+    For large, regular content rendered for every move (a game board: 111
+    elements in a Piranhas memento), where building and walking an element
+    tree would cost more than the rest of the move. It has no children of
+    its own: L{render} asks ``renderAt(level)`` for its text.
+    """
+
+    def __init__(self, name: str, renderAt: Callable[[int], str]) -> None:
+        super().__init__(name)
+        self.renderAt = renderAt
+
+
 def render(element: Element, level: int = 1) -> str:
-    """XStream PrettyPrintWriter style: newline, 2-space indent, self-closing empty elements."""
-    pad = "  " * level
-    attributes = "".join(f" {key}={quoteattr(value)}" for key, value in element.attrib.items())
-    if len(element) == 0 and not element.text:
-        return f"\n{pad}<{element.tag}{attributes}/>"
+    """XStream PrettyPrintWriter style: newline, 2-space indent, self-closing empty elements.
+
+    Every memento is rendered (a board of 111 elements), so this appends to
+    one list and escapes only text that needs it.
+    """
+    parts: list[str] = []
+    _renderInto(parts, element, level)
+    return "".join(parts)
+
+
+def _renderInto(parts: list[str], element: Element, level: int) -> None:
+    if type(element) is Prerendered:
+        parts.append(element.renderAt(level))
+        return
+    start = pad(level)
+    name = element.tag
+    attributes = "".join(f" {key}={_attribute(value)}" for key, value in element.attrib.items())
     if len(element) == 0:
-        return f"\n{pad}<{element.tag}{attributes}>{escape(element.text or '')}</{element.tag}>"
-    inner = "".join(render(child, level + 1) for child in element)
-    return f"\n{pad}<{element.tag}{attributes}>{inner}\n{pad}</{element.tag}>"
+        text = element.text
+        parts.append(f"{start}<{name}{attributes}>{_text(text)}</{name}>" if text else f"{start}<{name}{attributes}/>")
+        return
+    parts.append(f"{start}<{name}{attributes}>")
+    for child in element:
+        _renderInto(parts, child, level + 1)
+    parts.append(f"{start}</{name}>")

@@ -26,6 +26,8 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from velhanet.limits import AddressBuckets
+from velhanet.sendnow import noDelay
 from velhanet.velha import wire
 from velhanet.velha.invite import (
     ANSWER_DELAY,
@@ -51,18 +53,25 @@ INVITATIONS_PER_HOST = 2
 """Open invitations from one address; more are ignored (a peer invites one at a time)."""
 OPEN_INVITATIONS = 32
 """Open invitations in all; more are ignored until some end."""
+DATAGRAM_BURST = 200
+"""Datagrams one address may send at once; past it, they are dropped before decoding."""
+DATAGRAMS_PER_SECOND = 50.0
+"""How fast an address earns back its burst. A peer sends a few datagrams a minute; the
+conformance checker a few dozen in a second. A flood from one host then costs one
+table lookup per datagram, and the legitimate peers' datagrams keep getting through."""
 
 
 def sameHost(actual: str, expected: str) -> bool:
     """Is a TCP connection from ``actual`` the peer whose datagrams came from ``expected``?
 
-    Loopback counts as one host (a peer on this machine may send from
-    127.0.0.1 and connect from 127.0.1.1); otherwise the addresses must match.
+    The addresses must match, with one exception on loopback: a peer whose
+    datagrams come from 127.0.0.N may connect from 127.0.0.1.
     """
     if actual == expected:
         return True
-    loopback = ("127.", "::1", "::ffff:127.")
-    return actual.startswith(loopback) and expected.startswith(loopback)
+    # A program on this machine that binds its UDP socket to 127.0.0.N but
+    # not its TCP one connects from the kernel's default, 127.0.0.1.
+    return expected.startswith("127.") and actual == "127.0.0.1"
 
 
 class FrontEnd(MatchObserver, TypingProtocol):
@@ -114,6 +123,7 @@ class MatchProtocol(Protocol):
         self._closeCall: IDelayedCall | None = None
 
     def connectionMade(self) -> None:
+        noDelay(self.transport)
         self.match = self.lobby.matchConnected(self)
 
     def send(self, message: wire.StreamMessage) -> None:
@@ -250,6 +260,7 @@ class Lobby:
         self.settings = settings or MatchSettings()
         self.answerDelay = answerDelay
         self.roster = Roster()
+        self.floods = AddressBuckets(DATAGRAM_BURST, DATAGRAMS_PER_SECOND * 60, clock, maxAddresses=1024)
         self.inviters: dict[str, _Handshake[Inviter]] = {}
         self.invitees: dict[str, _Handshake[Invitee]] = {}
         self.pendingQuestion: str | None = None
@@ -318,6 +329,8 @@ class Lobby:
 
     def _seen(self, nick: str, address: str) -> None:
         if self.roster.seen(nick, address, self.clock.seconds()):
+            for gone in self.roster.trim(address):
+                self.frontEnd.peerOffline(gone.nick, f"replaced: too many nicks from {gone.address}")
             self.log.info("{nick} is online at {address}", nick=nick, address=address)
             self.frontEnd.peerOnline(nick, address)
             if self.autoInvite is not None and nick.casefold() == self.autoInvite.casefold():
@@ -328,6 +341,17 @@ class Lobby:
 
     def datagramReceived(self, data: bytes, host: str) -> None:
         """Decode and route one datagram; malformed ones are logged and dropped."""
+        floods = self.floods
+        if not floods.available(host):
+            return  # logged once, when the address ran out (below)
+        floods.fail(host)  # every datagram takes a token; an honest peer never runs out
+        if not floods.available(host):
+            self.log.warn(
+                "{host} sent more than {burst} datagrams at {rate:.0f}/s: dropping its datagrams until it slows down",
+                host=host,
+                burst=DATAGRAM_BURST,
+                rate=DATAGRAMS_PER_SECOND,
+            )
         try:
             message = wire.decodeDatagram(data)
         except wire.MalformedMessage as error:
@@ -399,8 +423,12 @@ class Lobby:
             machine.invited()
 
     def _roomForInvitation(self, nick: str, host: str) -> bool:
-        """Bound the open invitations, per address and in all: a storm of MSG04 cannot fill memory or ports."""
-        open = [h for h in self.invitees.values() if h.active]
+        """Bound the invitations, per address and in all: a storm of MSG04 cannot fill memory or ports.
+
+        Finished ones count too while they linger (a refusal is sent three
+        times): a forged storm cannot make us send more than that.
+        """
+        open = list(self.invitees.values())
         fromHost = sum(h.address == host for h in open)
         if fromHost >= INVITATIONS_PER_HOST or len(open) >= OPEN_INVITATIONS:
             self.log.warn(

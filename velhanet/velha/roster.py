@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+NICKS_PER_ADDRESS = 4
+"""Players kept per address (several peers may share a host); a newer nick replaces the oldest."""
+
+MAX_PLAYERS = 1024
+"""Players kept in all, more than a class: a storm of made-up nicks cannot grow the roster."""
+
 
 @dataclass(slots=True)
 class RosterEntry:
@@ -36,6 +42,20 @@ class Roster:
             return True
         entry.address, entry.lastSeen, entry.nick = address, now, nick
         return False
+
+    def trim(self, address: str) -> list[RosterEntry]:
+        """After a new player at ``address``: forget the least recently seen beyond the limits."""
+        gone: list[RosterEntry] = []
+        here = sorted(self.byAddress(address), key=lambda entry: entry.lastSeen)
+        while len(here) > NICKS_PER_ADDRESS:
+            gone.append(here.pop(0))
+        if len(self._entries) - len(gone) > MAX_PLAYERS:
+            keep = set(map(id, gone))
+            rest = sorted((e for e in self._entries.values() if id(e) not in keep), key=lambda e: e.lastSeen)
+            gone.extend(rest[: len(self._entries) - len(gone) - MAX_PLAYERS])
+        for entry in gone:
+            del self._entries[entry.nick.casefold()]
+        return gone
 
     def remove(self, nick: str) -> RosterEntry | None:
         """Forget ``nick`` (MSG03); the entry removed, if there was one."""

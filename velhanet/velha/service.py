@@ -19,6 +19,8 @@ from velhanet.velha.lobby import Lobby, Tracer, noTrace
 from velhanet.velha.match import MatchSettings
 from velhanet.velha.protocol import ReactorTcpNetwork, VelhaDatagramProtocol
 
+UDP_RECEIVE_BUFFER = 1 << 20
+"""Bytes of datagrams the kernel may hold for us while we are busy (a flood must not crowd out peers)."""
 SIOCGIFBRDADDR = 0x8919
 
 
@@ -71,6 +73,9 @@ class VelhaService(MultiService):
         options, reactor = self.options, self.reactor
         datagrams = VelhaDatagramProtocol()
         self.udpPort = reactor.listenUDP(options["port"], datagrams, interface=options["interface"])
+        udpSocket = getattr(self.udpPort, "socket", None)
+        if udpSocket is not None:  # room for a burst (the kernel caps it at net.core.rmem_max)
+            udpSocket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RECEIVE_BUFFER)
         frontEnd: Any
         trace: Tracer
         if options["bot"]:
