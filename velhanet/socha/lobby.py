@@ -26,7 +26,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from velhanet.limits import AddressBuckets
-from velhanet.sendnow import noDelay
+from velhanet.sendnow import noDelay, writerFor
 from velhanet.socha.games import ADAPTERS, DEFAULT_GAME
 from velhanet.socha.room import Client, Room, RoomCore, RoomMachine
 from velhanet.socha.xml import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, XmlError, XmlStreamReader, errorPacket, render, tag
@@ -122,6 +122,7 @@ class SochaProtocol(Protocol):
         # Every packet is its own write, and none may wait for the peer's
         # delayed ACK (Nagle): the official server sets TCP_NODELAY too.
         noDelay(self.transport)
+        self._write = writerFor(self.transport)
         peer = self.transport.getPeer()
         self.host = str(getattr(peer, "host", "?"))
         self.peer = f"{self.host}:{getattr(peer, 'port', '?')}"
@@ -151,18 +152,18 @@ class SochaProtocol(Protocol):
     def sendPacket(self, packet: Element) -> None:
         if self.transport is None or (self.closing and packet.tag != "left"):
             return
-        text = self.lobby.render(packet)
+        raw = self.lobby.render(packet)
         if not self.started:
             self.started = True
-            text = "<protocol>" + text
-        self.lobby.trace("out", self.peer, text, packet.tag)
-        raw = text.encode("utf-8")
+            raw = b"<protocol>" + raw
+        if self.lobby.tracing:
+            self.lobby.trace("out", self.peer, raw.decode("utf-8"), packet.tag)
         if self._writesPaused:
             self._unsent += len(raw)
             if self._unsent > self.limits.maxUnsent:
                 self._drop(f"it has not read {self._unsent} bytes written to it")
                 return
-        self.transport.write(raw)
+        self._write(raw)
 
     def _drop(self, why: str) -> None:
         """Abort a connection that does not read: a clean close would wait for it forever."""
@@ -251,7 +252,8 @@ class SochaProtocol(Protocol):
         self.transport.loseConnection()
 
     def _handleMessage(self, message: Element) -> None:
-        self.lobby.trace("in", self.peer, render(message, 0).strip(), message.tag)
+        if self.lobby.tracing:
+            self.lobby.trace("in", self.peer, render(message, 0).strip(), message.tag)
         self._erred = False
         try:
             self.handle(message)
@@ -325,7 +327,7 @@ class Lobby(Factory):
         limits: SochaLimits | None = None,
     ) -> None:
         self.clock = clock
-        self._lastRendered: tuple[Element, str] | None = None
+        self._lastRendered: tuple[Element, bytes] | None = None
         self.limits = limits or SochaLimits()
         self.password = password
         self.wrongPasswords = AddressBuckets(
@@ -334,6 +336,8 @@ class Lobby(Factory):
         self.timeouts = timeouts
         self.paused = paused
         self.rng = rng or random.Random()
+        self.tracing = trace is not None
+        """Whether ``--trace`` is on: when off, no message is rendered or decoded for it."""
         self.trace: Tracer = trace or (lambda direction, peer, raw, what: None)
         self.rooms: dict[str, _Room] = {}
         self.reservations: dict[str, tuple[str, int]] = {}
@@ -342,8 +346,8 @@ class Lobby(Factory):
         self.connections: set[SochaProtocol] = set()
         self._allClosed: Deferred[None] | None = None
 
-    def render(self, packet: Element) -> str:
-        """The packet's XML, rendered once for all its recipients (players and observers).
+    def render(self, packet: Element) -> bytes:
+        """The packet's XML, rendered and encoded once for all its recipients (players and observers).
 
         A room sends the same packet object to each of them in turn; packets
         are not changed once sent.
@@ -351,9 +355,9 @@ class Lobby(Factory):
         last = self._lastRendered
         if last is not None and last[0] is packet:
             return last[1]
-        text = render(packet)
-        self._lastRendered = (packet, text)
-        return text
+        raw = render(packet).encode("utf-8")
+        self._lastRendered = (packet, raw)
+        return raw
 
     def buildProtocol(self, addr: object) -> SochaProtocol:
         return SochaProtocol(self)
