@@ -16,7 +16,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from velhanet.gambit.client import ClientSession, GambitClientProtocol, chooseBotMove
 from velhanet.gambit.server import GambitLimits, GambitServerFactory, GambitServerProtocol
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
-from velhanet.games.chessgame import ChessRules, gameOutcome, parseMove
+from velhanet.games.chessgame import ChessRules, gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
 
 from .gambit_original import OriginalServerFactory
@@ -165,6 +165,39 @@ class OutcomeTests(SynchronousTestCase):
         seventyFive.push_uci("e2d2")
         self.assertEqual(gameOutcome(seventyFive), self.libraryOutcome(seventyFive))
         self.assertEqual(gameOutcome(seventyFive).termination, chess.Termination.SEVENTYFIVE_MOVES)  # type: ignore[union-attr]
+
+
+class ForgettingTests(SynchronousTestCase):
+    """playForgetting drops the history after irreversible moves, and no rule notices."""
+
+    def test_sameOutcomesWithoutTheHistory(self) -> None:
+        rng = random.Random(11)
+        longestKept = 0
+        endings: set[chess.Termination] = set()
+        for _ in range(40):
+            remembering, forgetting = chess.Board(), chess.Board()
+            while (expected := gameOutcome(remembering)) is None:
+                self.assertEqual(gameOutcome(forgetting), None, forgetting.fen())
+                move = rng.choice(list(remembering.legal_moves))
+                remembering.push(move)
+                playForgetting(forgetting, move)
+                self.assertEqual(forgetting.fen(), remembering.fen())
+                longestKept = max(longestKept, len(forgetting.move_stack))
+            self.assertEqual(gameOutcome(forgetting), expected, forgetting.fen())
+            endings.add(expected.termination)
+        self.assertGreaterEqual(len(endings), 3)
+        self.assertLess(longestKept, 150)  # never the whole game: random games run to hundreds of plies
+
+    def test_pawnMoveOrCaptureForgets(self) -> None:
+        board = chess.Board()
+        for uci in ("g1f3", "g8f6", "e2e4"):
+            playForgetting(board, chess.Move.from_uci(uci))
+        self.assertEqual(board.move_stack, [])
+        shuffle = ["f6g8", "f3g1", "g8f6", "g1f3"] * 2
+        for uci in shuffle:
+            playForgetting(board, chess.Move.from_uci(uci))
+        self.assertEqual(len(board.move_stack), 8)
+        self.assertEqual(gameOutcome(board), chess.Outcome(chess.Termination.THREEFOLD_REPETITION, None))
 
 
 class FakeClient:

@@ -19,7 +19,7 @@ from twisted.logger import Logger
 
 from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
-from velhanet.games.chessgame import gameOutcome, parseMove
+from velhanet.games.chessgame import gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
 
 
@@ -137,7 +137,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         except IllegalMove as error:
             player.send(Message(Cmd.ERROR, "", core.texts.refused(error)))
             return
-        core.board.push(chosen)
+        playForgetting(core.board, chosen)
         core.moved(player)
         core.relay(player, Cmd.MOVE, args)
         outcome = gameOutcome(core.board)

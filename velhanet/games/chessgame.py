@@ -145,6 +145,23 @@ def gameOutcome(board: chess.Board) -> chess.Outcome | None:
     return None
 
 
+def playForgetting(board: chess.Board, move: chess.Move) -> None:
+    """Play ``move`` on ``board``, keeping only the history a rule can still look at.
+
+    python-chess keeps a snapshot of the position for every ply (about
+    500 bytes each: 20 KB per game at move 20, 20 MB for a thousand games
+    on a server). After a capture or a pawn move no earlier position can
+    come back, so the repetition rules (which ``is_repetition`` checks only
+    back to the last irreversible move anyway) need nothing older, and the
+    50- and 75-move rules count with ``halfmove_clock``, which is no history.
+    A relay that does not show the move list can drop it there; on the
+    bench's lines the stack then holds four plies on average.
+    """
+    board.push(move)
+    if board.halfmove_clock == 0:
+        board.clear_stack()
+
+
 def describeOutcome(outcome: chess.Outcome) -> str:
     reasons = {
         chess.Termination.CHECKMATE: "checkmate",
