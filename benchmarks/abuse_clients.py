@@ -38,7 +38,7 @@ import chess
 
 from velhanet.games.chessgame import gameOutcome
 from velhanet.socha.player import stateFromMemento
-from velhanet.socha.xml import XmlError, XmlStreamReader
+from velhanet.socha.wire import XmlError, XmlStreamReader
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = ROOT / ".venv" / "bin"

@@ -47,5 +47,5 @@ class FloorRelay(LineOnlyReceiver):
 
 if __name__ == "__main__":
     factory: Any = Factory.forProtocol(FloorRelay)
-    reactor.listenTCP(int(sys.argv[1]), factory, backlog=1024, interface="127.0.0.1")  # type: ignore[attr-defined]
-    reactor.run()  # type: ignore[attr-defined]
+    reactor.listenTCP(int(sys.argv[1]), factory, backlog=1024, interface="127.0.0.1")
+    reactor.run()

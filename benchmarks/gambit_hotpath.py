@@ -18,7 +18,7 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
 from benchmarks.gambit_relay import legalGame
-from velhanet.gambit.server import GambitServerFactory
+from velhanet.gambit.protocol import GambitServerFactory
 
 
 def main() -> None:

@@ -12,11 +12,12 @@ import random
 import sys
 import time
 
+from socha._socha import GameState
 from socha.api.networking.game_client import GameClient, IClientHandler
 
 
 class Logic(IClientHandler):
-    state = None
+    state: GameState | None = None
 
     def __init__(self, seed, think):
         self.rng = random.Random(seed)
@@ -27,6 +28,7 @@ class Logic(IClientHandler):
 
     def calculate_move(self):
         started = time.monotonic()
+        assert self.state is not None  # the server sends the state before asking for a move
         move = self.rng.choice(self.state.possible_moves())
         if self.think:
             time.sleep(max(0.0, started + self.think - time.monotonic()))
@@ -48,9 +50,9 @@ def main():
         host="127.0.0.1",
         port=port,
         handler=Logic(seed, think),
-        reservation=reservation,
-        room_id=None,
-        password=None,
+        reservation=reservation,  # type: ignore[arg-type]  # socha's annotation says str; None means "no reservation"
+        room_id=None,  # type: ignore[arg-type]  # likewise: None means "no room"
+        password=None,  # type: ignore[arg-type]  # likewise: None means "no password"
         auto_reconnect=False,
         survive=False,
         headless=False,

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
+from automat import TypeMachine
 from twisted.trial.unittest import SynchronousTestCase
 
+import velhanet
 from velhanet.machinedocs import machines, toDot
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "machines"
 
 
 class MachineDiagramTests(SynchronousTestCase):
+    def test_everyMachineIsDrawn(self) -> None:
+        """Every TypeMachine anywhere in the package has a diagram, and no diagram is left over."""
+        everyMachine: dict[int, object] = {}
+        for info in pkgutil.walk_packages(velhanet.__path__, "velhanet."):
+            for value in vars(importlib.import_module(info.name)).values():
+                if isinstance(value, TypeMachine):
+                    everyMachine[id(value)] = value
+        drawn = machines()
+        self.assertEqual({id(machine) for machine in drawn.values()}, set(everyMachine))
+        self.assertGreaterEqual(len(drawn), 6)
+        self.assertEqual({path.stem for path in DOCS.glob("*.dot")}, set(drawn))
+
     def test_diagramsAreCurrent(self) -> None:
         found = machines()
         self.assertGreaterEqual(len(found), 3)
@@ -25,7 +41,7 @@ class MachineDiagramTests(SynchronousTestCase):
             )
 
     def test_everyStateAppears(self) -> None:
-        dot = toDot("m", machines()["match.MatchMachine"])
+        dot = toDot("m", machines()["velha.room.MatchMachine"])
         for state in (
             "waitingForStart",
             "myTurn",

@@ -13,11 +13,17 @@ from twisted.internet.testing import StringTransport
 from twisted.test import iosim
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.gambit.client import ClientSession, GambitClientProtocol, chooseBotMove
-from velhanet.gambit.server import GambitLimits, GambitServerFactory, GambitServerProtocol
+from velhanet.bots.chess import chooseBotMove
+from velhanet.gambit.client import GambitClientProtocol
+from velhanet.gambit.lobby import Game, Lobby
+from velhanet.gambit.protocol import GambitLimits, GambitServerFactory, GambitServerProtocol
+from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
+from velhanet.gambit.session import ClientSession
+from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.games.chessgame import ChessRules, gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
+from velhanet.limits import AddressBuckets
 
 from .gambit_original import OriginalServerFactory
 
@@ -462,7 +468,7 @@ class ClientAgainstServerTests(SynchronousTestCase):
                 bot=random.Random(seed),
                 botDelay=0.01,
             )
-            client = GambitClientProtocol(session, trace=False)
+            client = GambitClientProtocol(session)
             holder.append(client)
             server = factory.buildProtocol(None)
             pumps.append(
@@ -587,7 +593,7 @@ class Table:
             botDelay=0.01,
             serverOptions=options,
         )
-        client = GambitClientProtocol(session, trace=False)
+        client = GambitClientProtocol(session)
         holder.append(client)
         self.clients[user] = client
         server = self.factory.buildProtocol(None)  # type: ignore[attr-defined]
@@ -724,3 +730,243 @@ class ClientDrawOfferTests(SynchronousTestCase):
         table.run(0.1)
         self.assertIn("You played on: alice's draw offer is declined.", table.said("bob"))
         self.assertIn("bob played on: your draw offer is declined.", table.said("alice"))
+
+
+class RecordingPlayer:
+    """A connection as the room and the lobby see it, recording every call (no transport at all)."""
+
+    def __init__(self, name: str = "", host: str = "10.0.0.1") -> None:
+        self.name, self.host = name, host
+        self.game: Game | None = None
+        self.lastGameId: str | None = None
+        self.failedJoins = 0
+        self.calls: list[tuple[object, ...]] = []
+
+    def send(self, message: Message) -> None:
+        self.calls.append(("send", message))
+
+    def relay(self, message: Message, sender: Player) -> None:
+        self.calls.append(("relay", message, sender))
+
+    def disconnect(self, why: str, tell: str) -> None:
+        self.calls.append(("disconnect", why, tell))
+
+    def leaveRoom(self) -> None:
+        self.calls.append(("leaveRoom",))
+        if self.game is not None:
+            self.lastGameId = self.game.core.gameId
+        self.game = None
+
+    def seat(self, game: Game, name: str) -> None:
+        self.calls.append(("seat", game.core.gameId, name))
+        self.game, self.name = game, name
+
+    def taken(self) -> list[tuple[object, ...]]:
+        calls, self.calls = self.calls, []
+        return calls
+
+    def told(self) -> str:
+        """The text of the one message, an ERROR, sent since the last look."""
+        [(kind, message)] = self.taken()
+        assert kind == "send" and isinstance(message, Message) and message.cmd == Cmd.ERROR, message
+        return message.args
+
+
+class RoomMachineTests(SynchronousTestCase):
+    """The room machine alone: recording players, every input in every state, every way out."""
+
+    def room(self, validate: bool = True) -> tuple[Room, RoomCore, RecordingPlayer, RecordingPlayer, list[str]]:
+        removed: list[str] = []
+        white, black = RecordingPlayer("alice"), RecordingPlayer("bob")
+        core = RoomCore("e215", white, validate, removed.append, Texts("en"))
+        return RoomMachine(core), core, white, black, removed
+
+    def playing(self, validate: bool = True) -> tuple[Room, RoomCore, RecordingPlayer, RecordingPlayer, list[str]]:
+        room, core, white, black, removed = self.room(validate)
+        room.join(black)
+        white.taken(), black.taken()
+        return room, core, white, black, removed
+
+    def assertOver(self, room: Room, core: RoomCore, removed: list[str], *players: RecordingPlayer) -> None:
+        """Over: removed from the lobby once, every player left, and every input is ignored."""
+        self.assertEqual(removed, ["e215"])
+        for player in players:
+            self.assertEqual(player.taken()[-1], ("leaveRoom",))
+        for inputs in (lambda p: room.move(p, "e2e4"), lambda p: room.end(p, ""), lambda p: room.draw(p, "")):
+            inputs(core.white)
+        room.join(RecordingPlayer("late"))
+        room.leave(core.white)
+        self.assertEqual([player.taken() for player in players], [[] for _ in players])
+        self.assertEqual(removed, ["e215"])
+
+    def test_waitingJoinStartsTheGame(self) -> None:
+        room, core, white, black, removed = self.room()
+        room.join(black)
+        self.assertEqual(black.taken(), [("send", Message(Cmd.OK, "", "alice"))])
+        self.assertEqual(white.taken(), [("send", Message(Cmd.OK, "", "bob"))])
+        self.assertIs(core.black, black)
+
+    def test_waitingRefusesGameCommands(self) -> None:
+        room, core, white, black, removed = self.room()
+        for inputs in (room.move, room.end, room.draw):
+            inputs(white, "e4")
+            self.assertIn("has no opponent yet", white.told())
+        room._finish("nobody")  # a decision before the game started is not one
+        self.assertEqual((white.taken(), removed), ([], []))
+        room.join(black)  # still waiting: the game can start
+        self.assertIs(core.black, black)
+
+    def test_waitingCreatorLeaves(self) -> None:
+        room, core, white, black, removed = self.room()
+        room.leave(white)
+        self.assertEqual(removed, ["e215"])
+        room.join(black)
+        self.assertEqual((black.taken(), core.black), ([], None))
+
+    def test_playingMovesAreJudgedThenRelayed(self) -> None:
+        room, core, white, black, removed = self.playing()
+        room.move(black, "e7e5")
+        self.assertEqual(black.taken(), [("send", Message(Cmd.ERROR, "", "not your turn: White is to move"))])
+        room.move(white, "e2e5")
+        self.assertIn("e2e5 is not legal here", white.told())
+        room.move(white, "e215:e2e4")
+        self.assertEqual(black.taken(), [("relay", Message(Cmd.MOVE, "", "e215:e2e4"), white)])
+        self.assertEqual(core.board.turn, chess.BLACK)
+        self.assertEqual(removed, [])
+
+    def test_playingMateEndsTheGame(self) -> None:
+        room, core, white, black, removed = self.playing()
+        for i, move in enumerate(FOOLS_MATE):
+            room.move([white, black][i % 2], move)
+        end = ("send", Message(Cmd.END, "", "Black wins by checkmate (0-1)"))
+        self.assertEqual(white.calls[-2:], [end, ("leaveRoom",)])
+        self.assertEqual(black.calls[-2:], [end, ("leaveRoom",)])
+        self.assertOver(room, core, removed, white, black)
+
+    def test_withoutValidationAnythingIsRelayed(self) -> None:
+        room, core, white, black, removed = self.playing(validate=False)
+        room.move(black, "anything")
+        self.assertEqual(white.taken(), [("relay", Message(Cmd.MOVE, "", "anything"), black)])
+        self.assertEqual(black.taken(), [])
+
+    def test_playingEndAbandons(self) -> None:
+        room, core, white, black, removed = self.playing()
+        room.end(black, "")
+        self.assertEqual(white.calls[0], ("send", Message(Cmd.END, "", "alice ha ganado la partida")))
+        self.assertEqual(black.calls, [("leaveRoom",)])
+        self.assertOver(room, core, removed, white, black)
+
+    def test_playingLeave(self) -> None:
+        room, core, white, black, removed = self.playing()
+        room.leave(white)
+        self.assertEqual(black.calls[0], ("send", Message(Cmd.END, "", "El jugador alice ha abandonado la partida")))
+        self.assertOver(room, core, removed, white, black)
+
+    def test_playingDrawOfferStandsThenIsAccepted(self) -> None:
+        room, core, white, black, removed = self.playing()
+        room.draw(white, "")
+        self.assertEqual(black.taken(), [("relay", Message(Cmd.DRAW, "", "alice offers a draw"), white)])
+        self.assertEqual(white.taken(), [("send", Message(Cmd.OK, "", "draw offered to bob"))])
+        room.draw(white, "")
+        self.assertIn("still stands", white.told())
+        room.move(white, "e4")  # the offerer's own move keeps the offer
+        black.taken()
+        room.draw(black, "")
+        agreed = ("send", Message(Cmd.END, "", "draw by agreement (1/2-1/2)"))
+        self.assertEqual(white.calls[:1], [agreed])
+        self.assertOver(room, core, removed, white, black)
+
+    def test_playingMoveDeclinesTheOffer(self) -> None:
+        room, core, white, black, removed = self.playing()
+        room.move(white, "e4")
+        room.draw(white, "")
+        room.move(black, "e5")
+        self.assertIsNone(core.drawOfferBy)
+        white.taken()
+        room.draw(black, "")
+        self.assertEqual(white.taken(), [("relay", Message(Cmd.DRAW, "", "bob offers a draw"), black)])
+        self.assertEqual(removed, [])
+
+
+class LobbyTests(SynchronousTestCase):
+    """The lobby's rules alone: recording members, a clock for the per-address limit."""
+
+    def setUp(self) -> None:
+        self.clock = Clock()
+        self.lobby = Lobby(Texts("en"), True, AddressBuckets(3, 60.0, self.clock), failedJoinsPerConnection=2)
+
+    def created(self, name: str = "alice") -> tuple[RecordingPlayer, str]:
+        white = RecordingPlayer()
+        self.lobby.create(white, name)
+        [seat, (_, ok)] = white.taken()
+        assert isinstance(ok, Message)
+        self.assertEqual(seat, ("seat", ok.args, name.strip()))
+        return white, ok.args
+
+    def test_createSeatsAndAnswersTheId(self) -> None:
+        white, gameId = self.created(" alice ")
+        self.assertRegex(gameId, "^[0-9a-f]{4}$")
+        self.assertEqual(white.name, "alice")
+        self.assertIs(self.lobby.games[gameId], white.game)
+
+    def test_createRefusals(self) -> None:
+        white, gameId = self.created()
+        self.lobby.create(white, "alice")
+        self.assertEqual(white.taken(), [("send", Message(Cmd.ERROR, "", f"you are already in game {gameId}"))])
+        for name, fragment in (("  ", "is required"), ("x" * 65, "longer than 64")):
+            member = RecordingPlayer()
+            self.lobby.create(member, name)
+            self.assertIn(fragment, member.told())
+        self.assertEqual(list(self.lobby.games), [gameId])
+
+    def test_joinStartsTheRoom(self) -> None:
+        white, gameId = self.created()
+        black = RecordingPlayer()
+        self.lobby.join(black, "bob", gameId.upper())
+        self.assertEqual(black.taken(), [("seat", gameId, "bob"), ("send", Message(Cmd.OK, "", "alice"))])
+        self.assertEqual(white.taken(), [("send", Message(Cmd.OK, "", "bob"))])
+
+    def test_joinRefusals(self) -> None:
+        white, gameId = self.created()
+        same = RecordingPlayer()
+        self.lobby.join(same, "alice", gameId)
+        self.assertIn("same name", same.told())
+        self.assertIsNone(same.game)
+        black = RecordingPlayer()
+        self.lobby.join(black, "bob", gameId)
+        third = RecordingPlayer(host="10.0.0.3")
+        self.lobby.join(third, "carol", gameId)
+        self.assertIn("already has two players", third.told())
+        self.assertEqual(third.failedJoins, 1)
+
+    def test_failedJoinsCloseTheConnectionAndSlowTheAddress(self) -> None:
+        scanner = RecordingPlayer()
+        for gameId in ("0000", "0001"):
+            self.lobby.join(scanner, "eve", gameId)
+        self.lobby.join(scanner, "eve", "0002")
+        self.assertEqual(
+            scanner.taken()[-1],
+            ("disconnect", "3 failed JOINs", "3 JOINs to games that are not open: closing the connection"),
+        )
+        again = RecordingPlayer()  # the same address, a new connection: it must wait
+        self.lobby.join(again, "eve", "0003")
+        self.assertIn("wait", again.told())
+        self.clock.advance(60)
+        self.lobby.join(again, "eve", "0003")
+        self.assertIn("no open game", again.told())
+
+    def test_commandsOutsideAGame(self) -> None:
+        member = RecordingPlayer()
+        self.lobby.outsideGame(member, Cmd.MOVE)
+        self.assertEqual(
+            member.taken(), [("send", Message(Cmd.ERROR, "", "MOVE outside a game: send CREATE or JOIN first"))]
+        )
+        member.lastGameId = "e215"
+        self.lobby.outsideGame(member, Cmd.END)  # the original client's END after a mate
+        self.assertEqual(member.taken(), [])
+
+    def test_gameRemovedWhenItsRoomCloses(self) -> None:
+        white, gameId = self.created()
+        assert white.game is not None
+        white.game.machine.leave(white)
+        self.assertEqual(self.lobby.games, {})

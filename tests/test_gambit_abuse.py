@@ -13,7 +13,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.test_gambit import FakeClient, ServerHarness
 from velhanet.gambit import wire
-from velhanet.gambit.server import GambitLimits
+from velhanet.gambit.protocol import GambitLimits
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message
 
 

@@ -6,10 +6,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 from twisted.application.service import IServiceMaker
 from twisted.internet import reactor
+from twisted.internet.address import IPv4Address
 from twisted.internet.defer import inlineCallbacks
+from twisted.internet.protocol import ServerFactory
 from twisted.internet.task import deferLater
 from twisted.plugin import getPlugins
 from twisted.trial.unittest import SynchronousTestCase, TestCase
@@ -37,7 +40,7 @@ class OptionsTests(SynchronousTestCase):
         options = Options()
         options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--no-validate", "--trace"])
         service = makeService(options)
-        self.assertFalse(service.factory.validate)  # type: ignore[attr-defined]
+        self.assertFalse(service.factory.lobby.validate)  # type: ignore[attr-defined]
 
     def test_clientArguments(self) -> None:
         arguments = parseArguments(["--user", "bob", "--game", "e215", "--port", "1234", "--bot"])
@@ -54,7 +57,7 @@ class RealProcessesTests(TestCase):
     timeout = 120
 
     @inlineCallbacks
-    def test_botsPlayAGameThroughARealServer(self):  # type: ignore[no-untyped-def]
+    def test_botsPlayAGameThroughARealServer(self):
         environment = dict(os.environ, PYTHONPATH=str(ROOT))
         tmp = Path(self.mktemp()).resolve()
         tmp.mkdir()
@@ -93,27 +96,24 @@ class RealProcessesTests(TestCase):
             "--bot-delay",
             "0.01",
         ]
-        alice = subprocess.Popen(
-            [*client, "--user", "alice", "--seed", "1"],
-            cwd=ROOT,
-            env=environment,
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        self.addCleanup(alice.kill)
+
+        def bot(*arguments: str) -> subprocess.Popen[str]:
+            process = subprocess.Popen(
+                [*client, *arguments],
+                cwd=ROOT,
+                env=environment,
+                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
+            self.addCleanup(process.kill)
+            return process
+
+        alice = bot("--user", "alice", "--seed", "1")
         first = alice.stdout.readline() if alice.stdout else ""
         self.assertRegex(first, r"^Game [0-9a-f]{4} created")
         gameId = first.split()[1]
-        bob = subprocess.Popen(
-            [*client, "--user", "bob", "--game", gameId, "--seed", "2"],
-            cwd=ROOT,
-            env=environment,
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        self.addCleanup(bob.kill)
+        bob = bot("--user", "bob", "--game", gameId, "--seed", "2")
         for _ in range(900):
             if alice.poll() is not None and bob.poll() is not None:
                 break
@@ -141,11 +141,13 @@ class ScriptedClientTests(TestCase):
     timeout = 60
 
     @inlineCallbacks
-    def test_pipedMovesAndACleanQuit(self):  # type: ignore[no-untyped-def]
+    def test_pipedMovesAndACleanQuit(self):
         server = OriginalServerFactory()
-        port = reactor.listenTCP(0, server, interface="127.0.0.1")
+        port = reactor.listenTCP(0, cast(ServerFactory, server), interface="127.0.0.1")
         self.addCleanup(port.stopListening)
-        number = str(port.getHost().port)
+        host = port.getHost()
+        assert isinstance(host, IPv4Address)
+        number = str(host.port)
         environment = dict(os.environ, PYTHONPATH=str(ROOT))
         moves = Path(self.mktemp())
         moves.write_text("e4\nquit\n")
@@ -154,7 +156,7 @@ class ScriptedClientTests(TestCase):
             alice = subprocess.Popen(
                 [*client, "--user", "alice"], env=environment, stdin=stdin, stdout=subprocess.PIPE, text=True
             )
-        self.addCleanup(lambda: alice.poll() is None and alice.kill())
+        self.addCleanup(alice.kill)  # a no-op once the process has exited
         while not server.games:
             yield deferLater(reactor, 0.05, lambda: None)
         [gameId] = server.games
@@ -165,7 +167,7 @@ class ScriptedClientTests(TestCase):
             stdout=subprocess.PIPE,
             text=True,
         )
-        self.addCleanup(lambda: bob.poll() is None and bob.kill())
+        self.addCleanup(bob.kill)
         while alice.poll() is None or bob.poll() is None:
             yield deferLater(reactor, 0.1, lambda: None)
         aliceSaid = alice.stdout.read() if alice.stdout else ""
@@ -177,3 +179,24 @@ class ScriptedClientTests(TestCase):
         self.assertNotIn("non-clean", aliceSaid)
         self.assertIn("GAME OVER: El jugador alice ha abandonado la partida", bobSaid)
         self.assertIn(Message(Cmd.MOVE, "alice", f"{gameId}:e2e4"), server.received)
+
+
+class TraceTests(SynchronousTestCase):
+    def test_traceLinesAsBefore(self) -> None:
+        """``--trace`` lines read as they always have: arrow, peer, raw object without its newline, decoded."""
+        from twisted.logger import capturedLogs, formatEvent
+
+        from velhanet.gambit.service import traceToLog
+        from velhanet.gambit.wire import MalformedMessage, encode
+
+        with capturedLogs() as events:
+            traceToLog("out", "127.0.0.1:5000", encode(Message(Cmd.OK, "", "e215")), Message(Cmd.OK, "", "e215"))
+            traceToLog("in", "127.0.0.1:5000", "junk\r\n", MalformedMessage("expected a JSON object"))
+        self.assertEqual(
+            [formatEvent(event) for event in events],
+            [
+                """-> 127.0.0.1:5000 {"Cmd":1,"User":"","Args":"e215"} OK user='' args='e215'""",
+                "<- 127.0.0.1:5000 junk\r ERROR expected a JSON object",
+            ],
+        )
+        self.assertEqual({event["log_namespace"] for event in events}, {"velhanet.gambit.trace"})

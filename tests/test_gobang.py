@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from twisted.application.service import Service
 from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks
 from twisted.internet.task import Clock, deferLater
@@ -17,12 +18,14 @@ from twisted.trial.unittest import SynchronousTestCase, TestCase
 from velhanet.games.kinarow import TICTACTOE, gobangRules
 from velhanet.gobang import fifo
 from velhanet.gobang.client import GobangSession, renderBoard
-from velhanet.gobang.table import Refused, Table
+from velhanet.gobang.lobby import Lobby
+from velhanet.gobang.room import BLACK, WHITE, Game, GameCore, GameMachine
 from velhanet.gobang.tap import Options
 from velhanet.gobang.wire import (
     ClientOp,
     ClientWord,
     MalformedWord,
+    Refused,
     ServerOp,
     ServerWord,
     WordReader,
@@ -42,7 +45,7 @@ class WireTests(SynchronousTestCase):
         self.assertEqual(encodeClient(word, "big"), bytes([0x43, 0x47, 0x41, 0x49]))
         self.assertEqual(encodeClient(word, "little"), bytes([0x49, 0x41, 0x47, 0x43]))
         for order in ("big", "little"):
-            self.assertEqual(decodeClient(encodeClient(word, order), order), word)  # type: ignore[arg-type]
+            self.assertEqual(decodeClient(encodeClient(word, order), order), word)
 
     def test_serverGoldenBytes(self) -> None:
         word = ServerWord(ServerOp.WHITE_STONE, 63, 1)  # 0110 | 111111 | 000001
@@ -54,7 +57,7 @@ class WireTests(SynchronousTestCase):
         for op in ClientOp:
             for order in ("big", "little"):
                 word = ClientWord(65535, op, 63, 0)
-                self.assertEqual(decodeClient(encodeClient(word, order), order), word)  # type: ignore[arg-type]
+                self.assertEqual(decodeClient(encodeClient(word, order), order), word)
         for sop in ServerOp:
             self.assertEqual(
                 decodeServer(encodeServer(ServerWord(sop, 1, 2), "little"), "little"), ServerWord(sop, 1, 2)
@@ -99,14 +102,14 @@ class FakeChannel:
         return got
 
 
-class TableHarness:
+class LobbyHarness:
     def __init__(self, rules: Any = None, once: bool = False) -> None:
         self.channels: dict[int, FakeChannel] = {}
         self.refuse: dict[int, str] = {}
         self.killers: set[int] = set()
         self.stopped = 0
         self.killRequests: list[int] = []
-        self.table = Table(rules or gobangRules(11), self.open, self.killRefusal, self.stop, once=once)
+        self.lobby = Lobby(rules or gobangRules(11), self.open, self.killRefusal, self.stop, once=once)
 
     def open(self, pid: int) -> FakeChannel:
         if pid in self.refuse:
@@ -122,7 +125,7 @@ class TableHarness:
         return None if pid in self.killers else "not proven"
 
     def word(self, pid: int, op: int, x: int = 0, y: int = 0) -> None:
-        self.table.received(ClientWord(pid, op, x, y))
+        self.lobby.received(ClientWord(pid, op, x, y))
 
     def game(self, black: int = 100, white: int = 200) -> tuple[FakeChannel, FakeChannel]:
         self.word(black, ClientOp.SIGNON_BLACK)
@@ -133,9 +136,9 @@ class TableHarness:
 SIZE, MOVE, ASK, ILLEGAL = ServerOp.BOARD_SIZE, ServerOp.YOUR_MOVE, ServerOp.YOUR_MOVE, ServerOp.ILLEGAL
 
 
-class TableTests(SynchronousTestCase):
+class LobbyTests(SynchronousTestCase):
     def setUp(self) -> None:
-        self.h = TableHarness()
+        self.h = LobbyHarness()
 
     def test_signonOrderAndFirstRequest(self) -> None:
         self.h.word(200, ClientOp.SIGNON_WHITE)
@@ -157,7 +160,7 @@ class TableTests(SynchronousTestCase):
         self.assertEqual(black.ops(), [(ServerOp.BLACK_STONE, 5, 1), (ServerOp.BLACK_WINS, 0, 0)])
         self.assertEqual(white.ops()[-2:], [(ServerOp.BLACK_STONE, 5, 1), (ServerOp.BLACK_WINS, 0, 0)])
         self.assertTrue(black.closed and white.closed)
-        self.assertEqual(self.h.table.games, {})
+        self.assertEqual(self.h.lobby.games, {})
         self.h.word(100, ClientOp.MOVE, 6, 6)  # nothing happens after the end
         self.assertEqual(black.ops(), [])
 
@@ -191,7 +194,7 @@ class TableTests(SynchronousTestCase):
         )
 
     def test_earlyDraw(self) -> None:
-        h = TableHarness(gobangRules(5))
+        h = LobbyHarness(gobangRules(5))
         black, white = h.game()
         blackMoves = [(0, 0), (1, 2), (2, 4), (3, 1), (4, 3), (2, 2)]
         whiteMoves = [(0, 1), (1, 3), (2, 0), (3, 2), (4, 4), (4, 0)]
@@ -209,13 +212,13 @@ class TableTests(SynchronousTestCase):
         black, white = self.h.game()
         self.h.word(200, ClientOp.SIGNOFF)
         self.assertEqual(black.ops()[-1], (ServerOp.ABORTED, 0, 0))
-        self.assertEqual(self.h.table.games, {})
+        self.assertEqual(self.h.lobby.games, {})
 
     def test_signoffBeforePartner(self) -> None:
         self.h.word(100, ClientOp.SIGNON_BLACK)
         self.h.word(100, ClientOp.SIGNOFF)
-        self.assertEqual(self.h.table.games, {})
-        self.assertEqual(self.h.table.bySender, {})
+        self.assertEqual(self.h.lobby.games, {})
+        self.assertEqual(self.h.lobby.bySender, {})
 
     def test_kill(self) -> None:
         self.h.word(300, ClientOp.KILL)
@@ -233,7 +236,7 @@ class TableTests(SynchronousTestCase):
 
     def test_shutdownSends3(self) -> None:
         black, white = self.h.game()
-        self.h.table.shutdown()
+        self.h.lobby.shutdown()
         self.assertEqual(black.ops()[-1], (ServerOp.ABORTED, 0, 0))
         self.assertEqual(white.ops()[-1], (ServerOp.ABORTED, 0, 0))
 
@@ -258,7 +261,7 @@ class TableTests(SynchronousTestCase):
     def test_twoGamesAtOnce(self) -> None:
         b1, w1 = self.h.game(100, 200)
         b2, w2 = self.h.game(101, 201)
-        self.assertEqual(sorted(self.h.table.games), [1, 2])
+        self.assertEqual(sorted(self.h.lobby.games), [1, 2])
         self.h.word(101, ClientOp.MOVE, 3, 3)
         self.assertEqual(w1.ops(), [(SIZE, 0, 11)])
         self.assertIn((ServerOp.BLACK_STONE, 3, 3), w2.ops())
@@ -268,24 +271,24 @@ class TableTests(SynchronousTestCase):
     def test_deadPlayerDetected(self) -> None:
         black, white = self.h.game()
         white.alive = False
-        self.h.table.checkAlive(lambda channel: channel.alive)  # type: ignore[attr-defined]
+        self.h.lobby.checkAlive(lambda channel: channel.alive)  # type: ignore[attr-defined]
         self.assertEqual(black.ops()[-1], (ServerOp.ABORTED, 0, 0))
-        self.assertEqual(self.h.table.games, {})
+        self.assertEqual(self.h.lobby.games, {})
 
     def test_refusedSignonLogged(self) -> None:
         self.h.refuse[100] = "/tmp/gbc.00100 is a symbolic link"
         self.h.word(100, ClientOp.SIGNON_BLACK)
-        self.assertEqual(self.h.table.bySender, {})
-        self.assertEqual(self.h.table.games, {})
+        self.assertEqual(self.h.lobby.bySender, {})
+        self.assertEqual(self.h.lobby.games, {})
 
     def test_onceStopsAfterFirstGame(self) -> None:
-        h = TableHarness(once=True)
+        h = LobbyHarness(once=True)
         h.game()
         h.word(100, ClientOp.RESIGN)
         self.assertEqual(h.stopped, 1)
 
     def test_ticTacToe(self) -> None:
-        h = TableHarness(TICTACTOE)
+        h = LobbyHarness(TICTACTOE)
         black, white = h.game()
         self.assertEqual(black.ops()[0], (SIZE, 0, 3))
         for x in (1, 2):
@@ -423,8 +426,40 @@ class FifoSecurityTests(SynchronousTestCase):
         self.assertEqual(fifo.clientFifoFor(self.dir, 9), (self.dir / f"gbc.{9 + 65536}", 9 + 65536))
 
 
+def serverOptions(directory: Path, *arguments: str) -> Options:
+    """``twistd gobang-server`` options, parsed as twistd parses them, with the FIFOs in ``directory``."""
+    options = Options()
+    options.parseOptions(["--fifo-dir", str(directory), *arguments])
+    return options
+
+
+def stopIfRunning(service: Service) -> None:
+    """A cleanup: stop the service unless the test already has."""
+    if service.running:
+        service.stopService()
+
+
 def clientCommand(*args: str) -> list[str]:
     return [sys.executable, "-c", "from velhanet.gobang.client import main; main()", *args]
+
+
+class TraceTests(SynchronousTestCase):
+    def test_traceLinesAsBefore(self) -> None:
+        """``--trace`` lines read as they always have: arrow, pid, the word in hex, decoded."""
+        from twisted.logger import capturedLogs, formatEvent
+
+        from velhanet.gobang.service import traceToLog
+
+        word = ClientWord(1234, ClientOp.MOVE, 3, 4)
+        with capturedLogs() as events:
+            traceToLog("in", "1234", encodeClient(word, "big"), word)
+            traceToLog(
+                "out", "1234", encodeServer(ServerWord(ServerOp.YOUR_MOVE), "big"), ServerWord(ServerOp.YOUR_MOVE)
+            )
+        self.assertEqual(
+            [formatEvent(event) for event in events],
+            ["<- pid 1234 04 d2 40 c4 pid 1234 MOVE x=3 y=4", "-> pid 1234 80 00 YOUR_MOVE x=0 y=0"],
+        )
 
 
 class RealFifoTests(TestCase):
@@ -432,23 +467,14 @@ class RealFifoTests(TestCase):
 
     timeout = 60
 
-    def startServer(self, **overrides: Any) -> Any:
-        from velhanet.gobang.server import GobangServerService
+    def startServer(self) -> Any:
+        from velhanet.gobang.service import GobangServerService
 
         self.dir = Path(self.mktemp()).resolve()
         self.dir.mkdir()
-        options = {
-            "byte-order": byteOrder("native"),
-            "fifo-dir": str(self.dir),
-            "game": "gobang",
-            "size": 11,
-            "once": False,
-            "trace": False,
-        }
-        options.update(overrides)
-        service = GobangServerService(options, reactor)
+        service = GobangServerService(serverOptions(self.dir), reactor)
         service.startService()
-        self.addCleanup(lambda: service.running and service.stopService())
+        self.addCleanup(stopIfRunning, service)
         return service
 
     def spawn(self, *args: str, keepStdinOpen: bool = False) -> subprocess.Popen[str]:
@@ -462,7 +488,7 @@ class RealFifoTests(TestCase):
             stderr=subprocess.STDOUT,
             stdin=subprocess.PIPE if keepStdinOpen else subprocess.DEVNULL,
         )
-        self.addCleanup(lambda: process.poll() is None and process.kill())
+        self.addCleanup(process.kill)  # a no-op once the process has exited
         return process
 
     @inlineCallbacks
@@ -473,7 +499,7 @@ class RealFifoTests(TestCase):
             yield deferLater(reactor, 0.1, lambda: None)
 
     @inlineCallbacks
-    def test_botsPlayOverRealFifos(self):  # type: ignore[no-untyped-def]
+    def test_botsPlayOverRealFifos(self):
         service = self.startServer()
         pid = str(os.getpid())
         self.assertTrue((self.dir / f"gbs.{os.getpid():05d}").is_fifo())
@@ -490,13 +516,13 @@ class RealFifoTests(TestCase):
         self.assertEqual(list(self.dir.glob("gbs.*")), [])  # and the server its own
 
     @inlineCallbacks
-    def test_deadPlayerNoticed(self):  # type: ignore[no-untyped-def]
+    def test_deadPlayerNoticed(self):
         service = self.startServer()
         pid = str(os.getpid())
         black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir)), keepStdinOpen=True)
         white = self.spawn(*clientCommand("-w", pid, "--fifo-dir", str(self.dir), "--bot"))
         for _ in range(300):  # until the game has started (both signed on; black is asked to move)
-            if any(core.state is not None for _, core in service.table.games.values()):
+            if any(core.state is not None for _, core in service.lobby.games.values()):
                 break
             yield deferLater(reactor, 0.1, lambda: None)
         black.kill()  # black is to move and dies
@@ -520,7 +546,7 @@ class RealFifoTests(TestCase):
         self.assertEqual(list(directory.iterdir()), [])
 
     @inlineCallbacks
-    def test_cClientInteroperates(self):  # type: ignore[no-untyped-def]
+    def test_cClientInteroperates(self):
         compiler = shutil.which("cc") or shutil.which("gcc")
         if compiler is None:
             self.skipTest("no C compiler on this machine")
@@ -579,7 +605,7 @@ class Players:
                 bot=None if role == ClientOp.SIGNON_KIBITZ else random.Random(pid),
                 botDelay=0.05,
             )
-        self.table = Table(gobangRules(11), self.open, lambda pid: "not proven", lambda: None)
+        self.lobby = Lobby(gobangRules(11), self.open, lambda pid: "not proven", lambda: None)
 
     def open(self, pid: int) -> SessionChannel:
         if pid not in self.sessions:
@@ -588,7 +614,7 @@ class Players:
 
     def fromClient(self, pid: int, op: int, x: int, y: int) -> None:
         self.sent[pid].append((op, x, y))
-        self.table.received(ClientWord(pid, op, x, y))
+        self.lobby.received(ClientWord(pid, op, x, y))
 
     def signOn(self) -> None:
         for session in self.sessions.values():
@@ -596,7 +622,7 @@ class Players:
 
     def forge(self, pid: int, op: int, x: int = 0, y: int = 0) -> None:
         """A word written by somebody else, carrying ``pid``."""
-        self.table.received(ClientWord(pid, op, x, y))
+        self.lobby.received(ClientWord(pid, op, x, y))
 
     def finished(self) -> bool:
         return all(self.codes[pid] for pid in (100, 200))
@@ -614,8 +640,8 @@ class ForgedWordTests(SynchronousTestCase):
     def assertNobodyStuck(self, players: Players) -> None:
         players.playOut()
         self.assertTrue(players.finished(), f"a client still waits: {players.codes}")
-        self.assertEqual(players.table.games, {})
-        self.assertEqual(players.table.bySender, {})
+        self.assertEqual(players.lobby.games, {})
+        self.assertEqual(players.lobby.bySender, {})
         self.assertEqual(players.clock.getDelayedCalls(), [])
 
     def test_honestGameEnds(self) -> None:
@@ -647,7 +673,7 @@ class ForgedWordTests(SynchronousTestCase):
         players.sessions[200].sendWord(ClientOp.SIGNON_WHITE, 0, 0)
         players.forge(100, ClientOp.SIGNON_KIBITZ, 0, 7)  # before black's own signon
         players.forge(100, ClientOp.SIGNON_WHITE, 3, 9)
-        self.assertEqual(players.table.bySender.keys(), {200})
+        self.assertEqual(players.lobby.bySender.keys(), {200})
         players.sessions[100].sendWord(ClientOp.SIGNON_BLACK, 0, 0)
         players.clock.advance(0.5)
         for op in (ClientOp.SIGNOFF, ClientOp.RESIGN):
@@ -702,16 +728,176 @@ class ForgedWordTests(SynchronousTestCase):
             self.assertNobodyStuck(players)
 
     def test_floodIsSummedUpPerRead(self) -> None:
-        h = TableHarness()
+        h = LobbyHarness()
         events: list[dict[str, Any]] = []
-        from twisted.logger import globalLogPublisher
+        from twisted.logger import ILogObserver, LogEvent, globalLogPublisher
+        from zope.interface import provider
 
-        globalLogPublisher.addObserver(events.append)
-        self.addCleanup(globalLogPublisher.removeObserver, events.append)
+        @provider(ILogObserver)
+        def observer(event: LogEvent) -> None:
+            events.append(event)
+
+        globalLogPublisher.addObserver(observer)
+        self.addCleanup(globalLogPublisher.removeObserver, observer)
         for pid in range(1000):
             h.word(pid, 7, 1, 1)
-        h.table.endOfRead()
-        drops = [e for e in events if e.get("log_namespace", "").endswith("Table")]
+        h.lobby.endOfRead()
+        drops = [e for e in events if e.get("log_namespace", "").endswith("Lobby")]
         self.assertEqual(len(drops), 16 + 1)
         self.assertEqual(drops[-1]["count"], 1000 - 16)
         self.assertEqual(drops[0]["reason"], "unknown opcode")
+
+
+class RecordingChannel:
+    """A participant as the game machine sees it: a pid, and every word sent to it."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.words: list[tuple[int, int, int]] = []
+
+    def send(self, word: ServerWord) -> None:
+        self.words.append((word.opcode, word.x, word.y))
+
+    def taken(self) -> list[tuple[int, int, int]]:
+        words, self.words = self.words, []
+        return words
+
+
+STONE_B, STONE_W, ABORTED = ServerOp.BLACK_STONE, ServerOp.WHITE_STONE, ServerOp.ABORTED
+
+
+class GameMachineTests(SynchronousTestCase):
+    """One game's machine alone: recording channels, every input in every state, every way out.
+
+    The machine has no timer of its own (a dead player is noticed by the
+    lobby's liveness check, see L{LobbyTests.test_deadPlayerDetected}); the
+    clock here only proves that nothing is left scheduled.
+    """
+
+    def setUp(self) -> None:
+        self.clock = Clock()
+        self.overs: list[GameCore] = []
+        self.black, self.white, self.kibitzer = RecordingChannel(100), RecordingChannel(200), RecordingChannel(300)
+
+    def tearDown(self) -> None:
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
+    def game(self, rules: Any = TICTACTOE) -> tuple[Game, GameCore]:
+        core = GameCore(1, rules, self.overs.append)
+        return GameMachine(core), core
+
+    def playing(self, rules: Any = TICTACTOE) -> tuple[Game, GameCore]:
+        game, core = self.game(rules)
+        game.seat(BLACK, self.black)
+        game.seat(WHITE, self.white)
+        game.kibitz(self.kibitzer)
+        self.assertEqual(self.black.taken(), [(ASK, 0, 0)])
+        self.assertEqual((self.white.taken(), self.kibitzer.taken()), ([], []))
+        return game, core
+
+    def everyone(self) -> list[list[tuple[int, int, int]]]:
+        return [channel.taken() for channel in (self.black, self.white, self.kibitzer)]
+
+    def assertOver(self, game: Game, core: GameCore) -> None:
+        """Over: the lobby was told once, and no input does anything any more."""
+        self.assertEqual(self.overs, [core])
+        self.everyone()
+        game.seat(BLACK, RecordingChannel(400))
+        game.kibitz(RecordingChannel(500))
+        game.move(self.black, 1, 1)
+        game.resign(self.black)
+        game.leave(self.white, "gone")
+        game.shutdown()
+        self.assertEqual(self.everyone(), [[], [], []])
+        self.assertEqual(self.overs, [core])
+
+    def test_waitingForTheSecondPlayer(self) -> None:
+        game, core = self.game()
+        game.seat(WHITE, self.white)
+        game.kibitz(self.kibitzer)
+        game.move(self.white, 1, 1)
+        game.resign(self.white)
+        self.assertEqual(self.everyone(), [[], [], []])
+        self.assertIsNone(core.state)
+        game.seat(BLACK, self.black)
+        self.assertEqual(self.everyone(), [[(ASK, 0, 0)], [], []])
+        self.assertIsNotNone(core.state)
+
+    def test_waitingKibitzerLeaves(self) -> None:
+        game, core = self.game()
+        game.kibitz(self.kibitzer)
+        game.leave(self.kibitzer, "signed off")
+        self.assertEqual(self.kibitzer.taken(), [(ABORTED, 0, 0)])  # told, in case the signoff was forged
+        self.assertEqual((core.kibitzers, self.overs), ([], []))
+
+    def test_waitingPlayerLeaves(self) -> None:
+        game, core = self.game()
+        game.seat(BLACK, self.black)
+        game.kibitz(self.kibitzer)
+        game.leave(self.black, "signed off")
+        self.assertEqual(self.everyone(), [[(ABORTED, 0, 0)], [], [(ABORTED, 0, 0)]])
+        self.assertOver(game, core)
+
+    def test_waitingShutdown(self) -> None:
+        game, core = self.game()
+        game.seat(WHITE, self.white)
+        game.shutdown()
+        self.assertEqual(self.white.taken(), [(ABORTED, 0, 0)])
+        self.assertOver(game, core)
+
+    def test_playingTurnsStonesAndIllegalMoves(self) -> None:
+        game, core = self.playing()
+        game.move(self.white, 1, 1)  # out of turn: dropped
+        game.resign(self.white)  # only the player to move may resign
+        self.assertEqual(self.everyone(), [[], [], []])
+        game.move(self.black, 2, 2)
+        self.assertEqual(self.everyone(), [[(STONE_B, 2, 2)], [(STONE_B, 2, 2), (ASK, 0, 0)], [(STONE_B, 2, 2)]])
+        for x, y in ((2, 2), (4, 1), (0, 0)):  # taken, off the board, no pass in tic-tac-toe
+            game.move(self.white, x, y)
+            self.assertEqual(self.white.taken(), [(ILLEGAL, x, y), (ASK, 0, 0)])
+        self.assertEqual(self.overs, [])
+
+    def test_playingKibitzerCatchesUpAndLeaves(self) -> None:
+        game, core = self.playing()
+        game.move(self.black, 2, 2)
+        game.move(self.white, 1, 3)
+        late = RecordingChannel(301)
+        game.kibitz(late)
+        self.assertEqual(late.taken(), [(STONE_B, 2, 2), (STONE_W, 1, 3)])
+        game.leave(late, "signed off")
+        self.assertEqual(late.taken(), [(ABORTED, 0, 0)])
+        self.assertEqual(self.overs, [])
+
+    def test_playingLineWins(self) -> None:
+        game, core = self.playing()
+        for x, y in ((1, 1), (1, 2), (2, 1), (2, 2)):
+            game.move(self.black if core.state.toMove == BLACK else self.white, x, y)  # type: ignore[union-attr]
+        self.everyone()
+        game.move(self.black, 3, 1)
+        self.assertEqual(self.everyone(), [[(STONE_B, 3, 1), (ServerOp.BLACK_WINS, 0, 0)]] * 3)
+        self.assertOver(game, core)
+
+    def test_playingTwoPassesDraw(self) -> None:
+        game, core = self.playing(gobangRules(7))
+        game.move(self.black, 0, 0)
+        game.move(self.white, 0, 0)
+        self.assertEqual(self.kibitzer.taken()[-1], (ServerOp.DRAW, 0, 0))
+        self.assertOver(game, core)
+
+    def test_playingResign(self) -> None:
+        game, core = self.playing()
+        game.resign(self.black)
+        self.assertEqual(self.everyone(), [[(ServerOp.WHITE_WINS, 0, 0)]] * 3)
+        self.assertOver(game, core)
+
+    def test_playingPlayerLeaves(self) -> None:
+        game, core = self.playing()
+        game.leave(self.white, "its process is gone")
+        self.assertEqual(self.everyone(), [[(ABORTED, 0, 0)]] * 3)
+        self.assertOver(game, core)
+
+    def test_playingShutdown(self) -> None:
+        game, core = self.playing()
+        game.shutdown()
+        self.assertEqual(self.everyone(), [[(ABORTED, 0, 0)]] * 3)
+        self.assertOver(game, core)

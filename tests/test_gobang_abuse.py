@@ -24,8 +24,10 @@ from twisted.internet.task import deferLater
 from twisted.trial.unittest import TestCase
 
 from velhanet.gobang import fifo
-from velhanet.gobang.server import GobangServerService
-from velhanet.gobang.wire import ClientOp, ClientWord, byteOrder, encodeClient
+from velhanet.gobang.service import GobangServerService
+from velhanet.gobang.wire import ClientOp, ClientWord, encodeClient
+
+from .test_gobang import serverOptions, stopIfRunning
 
 ROOT = Path(__file__).resolve().parent.parent
 NOBODY = 65534
@@ -48,17 +50,9 @@ class KillProofTests(TestCase):
         self.dir = Path(tempfile.mkdtemp(prefix="velhanet-kill-"))
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.dir.chmod(0o1777)
-        options = {
-            "byte-order": byteOrder("native"),
-            "fifo-dir": str(self.dir),
-            "game": "gobang",
-            "size": 11,
-            "once": False,
-            "trace": False,
-        }
-        self.service = GobangServerService(options, reactor)
+        self.service = GobangServerService(serverOptions(self.dir), reactor)
         self.stops: list[str] = []
-        self.service.table.stopServer = lambda: self.stops.append("stopped")  # never stop trial's reactor
+        self.service.lobby.stopServer = lambda: self.stops.append("stopped")  # never stop trial's reactor
         self.refusals: list[str | None] = []
         original = self.service.killRefusal
 
@@ -67,9 +61,9 @@ class KillProofTests(TestCase):
             self.refusals.append(refusal)
             return refusal
 
-        self.service.table.killRefusal = recorded
+        self.service.lobby.killRefusal = recorded
         self.service.startService()
-        self.addCleanup(lambda: self.service.running and self.service.stopService())
+        self.addCleanup(stopIfRunning, self.service)
 
     def spawn(self, command: list[str], user: int | None = None) -> subprocess.Popen[str]:
         process = subprocess.Popen(
@@ -83,7 +77,7 @@ class KillProofTests(TestCase):
             group=user,
             extra_groups=[] if user is not None else None,
         )
-        self.addCleanup(lambda: process.poll() is None and process.kill())
+        self.addCleanup(process.kill)  # a no-op once the process has exited
         self.addCleanup(lambda: process.wait())
         return process
 
@@ -104,7 +98,7 @@ class KillProofTests(TestCase):
             os.close(fd)
 
     @inlineCallbacks
-    def test_forgedPidOfARootProcess(self):  # type: ignore[no-untyped-def]
+    def test_forgedPidOfARootProcess(self):
         """The reported attack: Kill with the pid of a root process that is no Gobang client."""
         self.writeWord(ClientWord(1, ClientOp.KILL))  # pid 1 runs as root
         yield self.untilDecided()
@@ -112,7 +106,7 @@ class KillProofTests(TestCase):
         self.assertIn("no client FIFO", self.refusals[0] or "")
 
     @inlineCallbacks
-    def test_clientOfTheServersUserMayKill(self):  # type: ignore[no-untyped-def]
+    def test_clientOfTheServersUserMayKill(self):
         agent = self.spawn(agentCommand(self.dir, os.getpid(), ClientOp.KILL))
         yield self.untilDecided()
         self.assertEqual(self.refusals, [None])
@@ -120,12 +114,12 @@ class KillProofTests(TestCase):
         agent.kill()
 
     @inlineCallbacks
-    def test_killNamingAPlayerIsForgedUnlessProven(self):  # type: ignore[no-untyped-def]
+    def test_killNamingAPlayerIsForgedUnlessProven(self):
         """A Kill naming a signed-on player (whose FIFO name is gone after the first answer) proves nothing:
         anyone who can write the server FIFO can put that pid in a word. Before: the server stopped."""
         black = self.spawn(agentCommand(self.dir, os.getpid(), ClientOp.SIGNON_BLACK))
         for _ in range(200):
-            if black.pid & 0xFFFF in self.service.table.bySender:
+            if black.pid & 0xFFFF in self.service.lobby.bySender:
                 break
             yield deferLater(reactor, 0.05, lambda: None)
         for _ in range(200):
@@ -138,7 +132,7 @@ class KillProofTests(TestCase):
         self.assertIn("has no client FIFO", self.refusals[0] or "")
 
     @inlineCallbacks
-    def test_anotherUserCannotBorrowARootPid(self):  # type: ignore[no-untyped-def]
+    def test_anotherUserCannotBorrowARootPid(self):
         """A FIFO named after a root process but made by another user proves nothing."""
         planted = fifo.fifoPath(self.dir, "gbc", 1)
         self.spawn(["mkfifo", "-m", "622", str(planted)], user=NOBODY).wait()
@@ -151,7 +145,7 @@ class KillProofTests(TestCase):
     test_anotherUserCannotBorrowARootPid.skip = NEEDS_ROOT  # type: ignore[attr-defined]
 
     @inlineCallbacks
-    def test_anotherUsersClientCannotKill(self):  # type: ignore[no-untyped-def]
+    def test_anotherUsersClientCannotKill(self):
         """The C test client, run by ``nobody``: its own FIFO, its own pid, but not the server's user."""
         assert COMPILER is not None
         binary = self.dir / "gobang_client"
@@ -174,17 +168,9 @@ class PlantedClientFifoTests(TestCase):
     def setUp(self) -> None:
         self.dir = Path(self.mktemp()).resolve()
         self.dir.mkdir()
-        options = {
-            "byte-order": byteOrder("native"),
-            "fifo-dir": str(self.dir),
-            "game": "gobang",
-            "size": 11,
-            "once": False,
-            "trace": False,
-        }
-        self.service = GobangServerService(options, reactor)
+        self.service = GobangServerService(serverOptions(self.dir), reactor)
         self.service.startService()
-        self.addCleanup(lambda: self.service.running and self.service.stopService())
+        self.addCleanup(stopIfRunning, self.service)
         self.sleeper = subprocess.Popen(["sleep", "60"])  # a live process whose pid the signon claims
         self.addCleanup(self.sleeper.wait)
         self.addCleanup(self.sleeper.kill)
@@ -197,17 +183,17 @@ class PlantedClientFifoTests(TestCase):
             os.close(fd)
 
     @inlineCallbacks
-    def assertRefused(self):  # type: ignore[no-untyped-def]
+    def assertRefused(self):
         self.signon()
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline:
             yield deferLater(reactor, 0.05, lambda: None)
-        self.assertEqual(self.service.table.bySender, {})
-        self.assertEqual(self.service.table.games, {})
+        self.assertEqual(self.service.lobby.bySender, {})
+        self.assertEqual(self.service.lobby.games, {})
         self.assertTrue(self.service.running)
 
     @inlineCallbacks
-    def test_symlinkToAnotherFile(self):  # type: ignore[no-untyped-def]
+    def test_symlinkToAnotherFile(self):
         victim = self.dir / "victim"
         victim.write_bytes(b"")
         fifo.fifoPath(self.dir, "gbc", self.sleeper.pid).symlink_to(victim)
@@ -215,14 +201,14 @@ class PlantedClientFifoTests(TestCase):
         self.assertEqual(victim.read_bytes(), b"")  # the server wrote nothing through the link
 
     @inlineCallbacks
-    def test_regularFile(self):  # type: ignore[no-untyped-def]
+    def test_regularFile(self):
         planted = fifo.fifoPath(self.dir, "gbc", self.sleeper.pid)
         planted.write_bytes(b"")
         yield self.assertRefused()
         self.assertEqual(planted.read_bytes(), b"")
 
     @inlineCallbacks
-    def test_anotherUsersFifo(self):  # type: ignore[no-untyped-def]
+    def test_anotherUsersFifo(self):
         """A FIFO owned by another user than the process the signon names."""
         planted = fifo.fifoPath(self.dir, "gbc", self.sleeper.pid)
         os.mkfifo(planted, 0o622)
@@ -244,7 +230,7 @@ class FullServerFifoTests(TestCase):
     timeout = 20
 
     @inlineCallbacks
-    def test_wordWaitsForRoom(self):  # type: ignore[no-untyped-def]
+    def test_wordWaitsForRoom(self):
         directory = Path(self.mktemp()).resolve()
         directory.mkdir()
         path = directory / "gbs.00001"

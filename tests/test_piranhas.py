@@ -132,7 +132,7 @@ class EndTests(SynchronousTestCase):
         result = state.result()
         assert result is not None
         self.assertEqual((result.winner, result.reason), (ONE, WinReason.BIGGER_SWARM))
-        self.assertEqual(result.text(("alice", "bob")), "alice hat den größeren zusammenhängenden Schwarm")
+        self.assertEqual(result.reason.value % "alice", "alice hat den größeren zusammenhängenden Schwarm")
         self.assertIsNone(state.toMove)
         self.assertEqual(state.legalMoves(), [])
 
@@ -206,10 +206,13 @@ class AgreementWithSochaTests(SynchronousTestCase):
             rows = [[fieldTypes[state.cells[y * SIZE + x]] for x in range(SIZE)] for y in range(SIZE)]
             return _socha.GameState(_socha.Board(rows), state.turn, None)
 
+        def fieldAt(board: _socha.Board, x: int, y: int) -> _socha.FieldType:
+            field = board.get_field(_socha.Coordinate(x, y))
+            assert field is not None  # None only off the board
+            return field
+
         def mapBack(board: _socha.Board) -> bytes:
-            return bytes(
-                fieldTypes.index(board.get_field(_socha.Coordinate(x, y))) for y in range(SIZE) for x in range(SIZE)
-            )
+            return bytes(fieldTypes.index(fieldAt(board, x, y)) for y in range(SIZE) for x in range(SIZE))
 
         positions = 0
         for seed in range(60):

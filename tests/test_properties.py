@@ -19,12 +19,13 @@ from twisted.internet.testing import StringTransport
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.gambit import wire as gambitWire
-from velhanet.gambit.server import GambitServerFactory
+from velhanet.gambit.protocol import GambitServerFactory
 from velhanet.games.kinarow import gobangRules
 from velhanet.gobang import wire as gobangWire
-from velhanet.gobang.table import Refused, Table
-from velhanet.socha import xml as sochaXml
-from velhanet.socha.lobby import Lobby
+from velhanet.gobang.lobby import Lobby as Table
+from velhanet.gobang.wire import Refused
+from velhanet.socha import wire as sochaXml
+from velhanet.socha.protocol import SochaFactory
 from velhanet.velha import wire as velhaWire
 
 from .test_gobang import FakeChannel
@@ -174,7 +175,7 @@ class SochaProperties(SynchronousTestCase):
     @given(st.lists(sochaBytes, min_size=1, max_size=3), cutLists)
     def test_serverWritesAWellFormedStream(self, clients: list[bytes], cuts: list[int]) -> None:
         clock = Clock()
-        lobby = Lobby(clock, password="p")
+        lobby = SochaFactory(clock, password="p")
         connections = []
         for data in clients:
             protocol = lobby.buildProtocol(None)
@@ -227,7 +228,7 @@ class GobangProperties(SynchronousTestCase):
             return channels.setdefault(pid, FakeChannel(pid))
 
         stops: list[int] = []
-        table = Table(gobangRules(7), openChannel, lambda pid: "not proven", lambda: stops.append(1))  # type: ignore[arg-type]
+        table = Table(gobangRules(7), openChannel, lambda pid: "not proven", lambda: stops.append(1))
         reader = gobangWire.WordReader(gobangWire.CLIENT_WORD)
         for piece in splits(data, cuts):
             for raw in reader.feed(piece):

@@ -55,7 +55,7 @@ class WriterForTests(TestCase):
         collector = Collector()
         listening = TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(Factory.forProtocol(buildWriter))
 
-        def connect(port):  # type: ignore[no-untyped-def]
+        def connect(port):
             self.addCleanup(port.stopListening)
             endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", port.getHost().port)
             return endpoint.connect(Factory.forProtocol(lambda: collector)).addCallback(lambda _: collector.done)

@@ -3,26 +3,26 @@ room flows with timeouts on a Clock, and two real ``socha==4.3.9`` players end t
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 from xml.etree.ElementTree import Element
 
 from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks
 from twisted.internet.task import Clock, deferLater
 from twisted.internet.testing import StringTransport
+from twisted.logger import capturedLogs, formatEvent
 from twisted.trial.unittest import SynchronousTestCase, TestCase
 
-from velhanet.games.piranhas import PiranhaMove
-from velhanet.socha.lobby import Lobby, SochaProtocol
-from velhanet.socha.room import HARD_TIMEOUT, PACKET_GAP
+from velhanet.games.piranhas import PiranhaMove, PiranhasState
+from velhanet.socha.games import PiranhasGame
+from velhanet.socha.protocol import CLOSE_GRACE, SochaFactory, SochaProtocol
+from velhanet.socha.room import HARD_TIMEOUT
+from velhanet.socha.seats import PACKET_GAP
+from velhanet.socha.service import traceToLog
 from velhanet.socha.tap import Options
-from velhanet.socha.xml import XmlError, XmlStreamReader, render, tag
+from velhanet.socha.wire import XmlError, XmlStreamReader, render, tag
 
+from .processes import ROOT, Child, python
 from .socha_library import LibraryClient
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 class ReaderTests(SynchronousTestCase):
@@ -80,7 +80,7 @@ class ReaderTests(SynchronousTestCase):
 class Peer:
     """One client connection on a StringTransport; ``messages()`` parses what the server wrote."""
 
-    def __init__(self, lobby: Lobby) -> None:
+    def __init__(self, lobby: SochaFactory) -> None:
         self.protocol: SochaProtocol = lobby.buildProtocol(None)
         self.transport = StringTransport()
         self.protocol.makeConnection(self.transport)
@@ -111,10 +111,42 @@ def moveXml(roomId: str, move: PiranhaMove) -> str:
     )
 
 
+def position(factory: SochaFactory, roomId: str) -> PiranhasState:
+    """The Piranhas position of a room whose game has started."""
+    game = factory.lobby.rooms[roomId].core.game
+    assert isinstance(game, PiranhasGame)
+    return game.state
+
+
+def serve(testCase: TestCase) -> tuple[SochaFactory, str]:
+    """A server on the real reactor, on a port the OS chose; it stops listening at the end of the test."""
+    factory = SochaFactory(reactor)
+    port = reactor.listenTCP(0, factory, interface="127.0.0.1")  # type: ignore[arg-type]
+    testCase.addCleanup(port.stopListening)
+    return factory, str(port.getHost().port)  # type: ignore[attr-defined]
+
+
+def sochaPlayers(testCase: TestCase, port: str, seeds: tuple[int, int], *options: str) -> list[Child]:
+    """Two real ``socha`` players (``tests/socha_player.py``), stopped at the end of the test."""
+    return [
+        Child(testCase, python(str(ROOT / "tests" / "socha_player.py"), port, str(seed), *options)) for seed in seeds
+    ]
+
+
+@inlineCallbacks
+def exited(players: list[Child], seconds: float):  # type: ignore[no-untyped-def]
+    """Wait until every player has exited (at most ``seconds``); their outputs."""
+    for _ in range(round(seconds / 0.1)):
+        if all(player.process.poll() is not None for player in players):
+            break
+        yield deferLater(reactor, 0.1, lambda: None)
+    return [player.process.stdout.read() if player.process.stdout else "" for player in players]
+
+
 class LobbyTests(SynchronousTestCase):
     def setUp(self) -> None:
         self.clock = Clock()
-        self.lobby = Lobby(self.clock, password="secret")
+        self.lobby = SochaFactory(self.clock, password="secret")
 
     def game(self) -> tuple[Peer, Peer, str]:
         """Two players joined, the first memento out and the first moveRequest just written."""
@@ -133,11 +165,8 @@ class LobbyTests(SynchronousTestCase):
 
     def play(self, player: Peer, roomId: str) -> None:
         """Play the first legal move for ``player`` and let the next moveRequest go out."""
-        player.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        player.send(moveXml(roomId, position(self.lobby, roomId).legalMoves()[0]))
         self.clock.advance(PACKET_GAP)
-
-    def room(self, roomId: str):  # type: ignore[no-untyped-def]
-        return self.lobby.rooms[roomId].core
 
     def test_joinFlow(self) -> None:
         """Welcome, memento and moveRequest each in a write of its own, PACKET_GAP apart (as the official)."""
@@ -178,7 +207,7 @@ class LobbyTests(SynchronousTestCase):
     def test_moveThenMementoAndRequestToTheOther(self) -> None:
         one, two, roomId = self.game()
         one.messages(), two.messages()
-        move = self.room(roomId).state.legalMoves()[0]
+        move = position(self.lobby, roomId).legalMoves()[0]
         one.send(moveXml(roomId, move))
         self.assertEqual(one.classes(), ["memento"])
         messages = two.messages()
@@ -208,11 +237,11 @@ class LobbyTests(SynchronousTestCase):
         self.assertEqual(parts[0], ["0", "0"])
         self.assertEqual(parts[1][0], "2")
         self.assertEqual(two.classes(), ["error", "result", "left"])
-        self.assertNotIn(roomId, self.lobby.rooms)
+        self.assertNotIn(roomId, self.lobby.lobby.rooms)
 
     def test_moveOutOfTurn(self) -> None:
         one, two, roomId = self.game()
-        move = self.room(roomId).state.legalMoves()[0]
+        move = position(self.lobby, roomId).legalMoves()[0]
         two.send(moveXml(roomId, move))
         result = [m for m in two.messages() if m.tag == "room"][-1]
         self.assertEqual(result.find("data/winner").get("team"), "ONE")  # type: ignore[union-attr]
@@ -241,16 +270,16 @@ class LobbyTests(SynchronousTestCase):
         self.assertTrue(one.transport.disconnecting)  # the client did not close: the server does
 
     def test_noTimeout(self) -> None:
-        lobby = Lobby(self.clock, timeouts=False)
+        lobby = SochaFactory(self.clock, timeouts=False)
         one, two = Peer(lobby), Peer(lobby)
         one.send("<join/>")
         two.send("<join/>")
         self.gaps(2)
         self.clock.advance(100)
         self.assertEqual(self.clock.getDelayedCalls(), [])  # no hard timer without timeouts
-        roomId = next(iter(lobby.rooms))
+        roomId = next(iter(lobby.lobby.rooms))
         one.messages()
-        one.send(moveXml(roomId, lobby.rooms[roomId].core.state.legalMoves()[0]))
+        one.send(moveXml(roomId, position(lobby, roomId).legalMoves()[0]))
         self.assertEqual(one.classes(), ["memento"])
 
     def test_playerLeavesMidGame(self) -> None:
@@ -263,12 +292,19 @@ class LobbyTests(SynchronousTestCase):
         self.assertEqual(result.find("data/winner").get("team"), "TWO")  # type: ignore[union-attr]
 
     def test_leftThenClientClosesFirst(self) -> None:
+        """After ``<left/>`` the server waits for the client to close; one that does is not closed by a timer."""
         one, two, roomId = self.game()
-        self.lobby.rooms[roomId].machine.cancel()
-        self.assertIn("left", one.classes())
+        admin = Peer(self.lobby)
+        admin.send(f'<authenticate password="secret"/><cancel roomId="{roomId}"/>')
+        self.assertEqual(one.classes()[-2:], ["result", "left"])
         self.assertFalse(one.transport.disconnecting)
+        self.assertEqual(len(self.clock.getDelayedCalls()), 2)  # each player's close grace, nothing else
         one.protocol.connectionLost()
-        self.assertEqual([c for c in self.clock.getDelayedCalls() if c.active()].__len__(), 1)  # only two's grace
+        self.assertTrue(one.protocol.closedAfterLeft)
+        [grace] = self.clock.getDelayedCalls()  # only two's grace is left
+        self.assertEqual(grace.getTime(), self.clock.seconds() + CLOSE_GRACE)
+        self.clock.advance(CLOSE_GRACE)
+        self.assertTrue(two.transport.disconnecting)
 
     def test_joinRoomAndErrors(self) -> None:
         one = Peer(self.lobby)
@@ -322,7 +358,7 @@ class LobbyTests(SynchronousTestCase):
         self.gaps(2)
         self.assertEqual(alice.classes(), ["memento", "moveRequest"])
         self.assertEqual(admin.classes(), ["memento"])
-        alice.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        alice.send(moveXml(roomId, position(self.lobby, roomId).legalMoves()[0]))
         self.clock.advance(PACKET_GAP)
         self.assertEqual(bob.classes(), ["memento", "memento"])  # no request: still paused
         self.assertEqual(alice.classes(), ["memento"])
@@ -343,7 +379,7 @@ class LobbyTests(SynchronousTestCase):
         self.assertIn("no room", admin.messages()[0].get("message", ""))
 
     def test_adminDisabledWithoutPassword(self) -> None:
-        lobby = Lobby(self.clock)
+        lobby = SochaFactory(self.clock)
         admin = Peer(lobby)
         admin.send('<authenticate password=""/>')
         self.assertIn("administration is disabled", admin.messages()[0].get("message", ""))
@@ -355,7 +391,7 @@ class LobbyTests(SynchronousTestCase):
         intruder.send("<!DOCTYPE x><bad>")
         self.assertTrue(intruder.transport.disconnecting)
         self.assertIn("bad XML", intruder.messages()[0].get("message", ""))
-        one.send(moveXml(roomId, self.room(roomId).state.legalMoves()[0]))
+        one.send(moveXml(roomId, position(self.lobby, roomId).legalMoves()[0]))
         self.assertEqual(one.classes(), ["memento"])
 
     def test_unknownAndForeignMessages(self) -> None:
@@ -375,12 +411,12 @@ class LobbyTests(SynchronousTestCase):
         for peer in peers:
             peer.send("<join/>")
         self.gaps(3)
-        self.assertEqual(len(self.lobby.rooms), 10)
+        self.assertEqual(len(self.lobby.lobby.rooms), 10)
         roomIds = {p.messages()[0].get("roomId") for p in peers}
         self.assertEqual(len(roomIds), 10)
         for peer in peers[::2]:
             peer.send("<close/>")
-        self.assertEqual(self.lobby.rooms, {})
+        self.assertEqual(self.lobby.lobby.rooms, {})
 
     def test_ticTacToeThroughRooms(self) -> None:
         one, two = Peer(self.lobby), Peer(self.lobby)
@@ -396,6 +432,28 @@ class LobbyTests(SynchronousTestCase):
         self.assertEqual(result.find("data/winner").get("team"), "ONE")  # type: ignore[union-attr]
         self.assertEqual(result.find("data/winner").get("regular"), "true")  # type: ignore[union-attr]
 
+    def test_traceLines(self) -> None:
+        """``--trace`` writes one line per message: arrow, peer, element name, the packet without its indentation."""
+        lobby = SochaFactory(self.clock, trace=traceToLog)
+        one = Peer(lobby)
+        with capturedLogs() as events:
+            one.send("<join/>")
+            roomId = next(iter(lobby.lobby.rooms))
+            one.send("<!DOCTYPE x>")
+        lines = [formatEvent(event) for event in events if event.get("log_namespace") == "velhanet.socha.trace"]
+        self.assertEqual(
+            lines[:2],
+            [
+                "<- 192.168.1.1:54321 <join> <join/>",
+                f'-> 192.168.1.1:54321 <joined> <protocol>\n  <joined roomId="{roomId}"/>',
+            ],
+        )
+        self.assertEqual(
+            lines[2],
+            "<- 192.168.1.1:54321 <XML error: not well-formed XML: not well-formed (invalid token) at byte 19>"
+            " <!DOCTYPE x>",
+        )
+
     def test_options(self) -> None:
         options = Options()
         options.parseOptions([])
@@ -409,32 +467,15 @@ class RealSochaPlayersTests(TestCase):
     timeout = 120
 
     @inlineCallbacks
-    def test_completeGames(self):  # type: ignore[no-untyped-def]
-        lobby = Lobby(reactor)
-        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")
-        self.addCleanup(port.stopListening)
-        number = str(port.getHost().port)
+    def test_completeGames(self):
+        factory, port = serve(self)
         for game in range(2):
-            players = [
-                subprocess.Popen(
-                    [sys.executable, str(ROOT / "tests" / "socha_player.py"), number, str(seed)],
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    text=True,
-                )
-                for seed in (2 * game, 2 * game + 1)
-            ]
-            for process in players:
-                self.addCleanup(lambda p=process: p.poll() is None and p.kill())
-            for _ in range(600):
-                if all(p.poll() is not None for p in players):
-                    break
-                yield deferLater(reactor, 0.1, lambda: None)
-            outputs = [p.stdout.read() if p.stdout else "" for p in players]
-            self.assertEqual([p.returncode for p in players], [0, 0], outputs)
+            players = sochaPlayers(self, port, (2 * game, 2 * game + 1))
+            outputs = yield exited(players, 60)
+            self.assertEqual([p.process.returncode for p in players], [0, 0], outputs)
             for output in outputs:
                 self.assertIn("RESULT", output)
-        self.assertEqual(lobby.rooms, {})
+        self.assertEqual(factory.lobby.rooms, {})
 
 
 class LibraryTimingTests(SynchronousTestCase):
@@ -442,7 +483,7 @@ class LibraryTimingTests(SynchronousTestCase):
 
     def setUp(self) -> None:
         self.clock = Clock()
-        self.lobby = Lobby(self.clock)
+        self.lobby = SochaFactory(self.clock)
         self.clients: list[LibraryClient] = []
         self.transports: list[StringTransport] = []
         for _ in range(2):
@@ -455,7 +496,7 @@ class LibraryTimingTests(SynchronousTestCase):
             protocol.dataReceived(b"<protocol><join/>\n")
 
     def chooseMove(self, roomId: str) -> str:
-        move = self.lobby.rooms[roomId].core.state.legalMoves()[0]
+        move = position(self.lobby, roomId).legalMoves()[0]
         return moveXml(roomId, move) + "\n"
 
     def runFor(self, seconds: float) -> None:
@@ -480,7 +521,7 @@ class LibraryTimingTests(SynchronousTestCase):
 
     def test_oneWriteCostsTheLibraryATenthPerMessage(self) -> None:
         """Why the gap exists: welcome, memento and moveRequest in one write (gap 0) delay the first move."""
-        for room in self.lobby.rooms.values():
+        for room in self.lobby.lobby.rooms.values():
             room.core.packetGap = 0.0
         self.runFor(3)
         [(arrived, started)] = self.clients[0].moveCalls[:1]
@@ -495,26 +536,11 @@ class RealSlowPlayersTests(TestCase):
     timeout = 300
 
     @inlineCallbacks
-    def test_wholeGameWithoutTimeout(self):  # type: ignore[no-untyped-def]
-        lobby = Lobby(reactor)
-        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")
-        self.addCleanup(port.stopListening)
-        number = str(port.getHost().port)
-        players = [
-            subprocess.Popen(
-                [sys.executable, str(ROOT / "tests" / "socha_player.py"), number, str(seed), "--think", "1.85"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for seed in (7, 8)
-        ]
-        for process in players:
-            self.addCleanup(lambda p=process: p.poll() is None and p.kill())
-        while not all(p.poll() is not None for p in players):
-            yield deferLater(reactor, 0.2, lambda: None)
-        outputs = [p.stdout.read() if p.stdout else "" for p in players]
-        self.assertEqual([p.returncode for p in players], [0, 0], outputs)
+    def test_wholeGameWithoutTimeout(self):
+        factory, port = serve(self)
+        players = sochaPlayers(self, port, (7, 8), "--think", "1.85")
+        outputs = yield exited(players, self.timeout)
+        self.assertEqual([p.process.returncode for p in players], [0, 0], outputs)
         for output in outputs:
             results = [line for line in output.splitlines() if line.startswith("RESULT")]
             self.assertEqual(len(results), 1, output)
@@ -522,4 +548,4 @@ class RealSlowPlayersTests(TestCase):
             thoughts = [int(line.split()[1]) for line in output.splitlines() if line.startswith("THOUGHT")]
             self.assertGreaterEqual(len(thoughts), 10, output)
             self.assertTrue(all(ms >= 1850 for ms in thoughts), thoughts)
-        self.assertEqual(lobby.rooms, {})
+        self.assertEqual(factory.lobby.rooms, {})

@@ -5,8 +5,6 @@ and a real player killed mid-game."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from unittest import mock
 
@@ -18,16 +16,17 @@ from twisted.internet.testing import StringTransport
 from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from velhanet.socha import lobby as lobbyModule
-from velhanet.socha.lobby import Lobby, SochaLimits
-from velhanet.socha.room import PACKET_GAP
-from velhanet.socha.xml import XmlError, XmlStreamReader
+from velhanet.socha import protocol as protocolModule
+from velhanet.socha.lobby import SochaLimits
+from velhanet.socha.protocol import SochaFactory
+from velhanet.socha.seats import PACKET_GAP
+from velhanet.socha.wire import XmlError, XmlStreamReader
 
-from .test_socha import Peer, moveXml
+from .processes import Child, freePort, python
+from .test_socha import Peer, exited, moveXml, position, serve, sochaPlayers
 
-ROOT = Path(__file__).resolve().parent.parent
 
-
-def peerFrom(lobby: Lobby, host: str) -> Peer:
+def peerFrom(lobby: SochaFactory, host: str) -> Peer:
     """A L{Peer} whose connection comes from ``host``."""
     peer = Peer.__new__(Peer)
     peer.protocol = lobby.buildProtocol(None)
@@ -77,7 +76,7 @@ class SizeCapTests(SynchronousTestCase):
 class ServerAbuseTests(SynchronousTestCase):
     def setUp(self) -> None:
         self.clock = Clock()
-        self.lobby = Lobby(self.clock, password="secret", limits=SochaLimits(maxUnsent=20_000))
+        self.lobby = SochaFactory(self.clock, password="secret", limits=SochaLimits(maxUnsent=20_000))
 
     def gaps(self, count: int) -> None:
         for _ in range(count):
@@ -107,17 +106,19 @@ class ServerAbuseTests(SynchronousTestCase):
         admin.protocol.pauseProducing()
         two.send("<join/>")
         self.gaps(3)
-        core = self.lobby.rooms[roomId].core
-        players = {slot.client: peer for slot in core.slots for peer in (one, two) if peer.protocol is slot.client}
+        core = self.lobby.lobby.rooms[roomId].core
+        players: dict[object, Peer] = {
+            slot.client: peer for slot in core.slots for peer in (one, two) if peer.protocol is slot.client
+        }
         for _ in range(30):
-            if roomId not in self.lobby.rooms or admin.transport.disconnected:
+            if roomId not in self.lobby.lobby.rooms or admin.transport.disconnected:
                 break
-            mover = players[core.slots[core.state.turn % 2].client]
-            mover.send(moveXml(roomId, core.state.legalMoves()[0]))
+            mover = players[core.slots[position(self.lobby, roomId).turn % 2].client]
+            mover.send(moveXml(roomId, position(self.lobby, roomId).legalMoves()[0]))
             self.gaps(2)
         self.assertTrue(admin.transport.disconnected)  # aborted, not waiting for it to read
         self.assertFalse(one.transport.disconnecting or two.transport.disconnecting)
-        self.assertNotIn(admin.protocol, self.lobby.observers.get(roomId, []))
+        self.assertNotIn(admin.protocol, self.lobby.lobby.observers.get(roomId, []))
 
     def test_errorsInARowClose(self) -> None:
         peer = Peer(self.lobby)
@@ -172,38 +173,21 @@ class KilledPlayerTests(TestCase):
     timeout = 120
 
     @inlineCallbacks
-    def test_opponentOfAKilledPlayerFinishes(self):  # type: ignore[no-untyped-def]
-        lobby = Lobby(reactor)
-        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")
-        self.addCleanup(port.stopListening)
-        number = str(port.getHost().port)
-        players = [
-            subprocess.Popen(
-                [sys.executable, str(ROOT / "tests" / "socha_player.py"), number, str(seed), "--think", "0.3"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for seed in (3, 4)
-        ]
-        for process in players:
-            self.addCleanup(lambda p=process: p.poll() is None and p.kill())
+    def test_opponentOfAKilledPlayerFinishes(self):
+        factory, port = serve(self)
+        players = sochaPlayers(self, port, (3, 4), "--think", "0.3")
         for _ in range(300):  # until the game has gone a few moves
-            rooms = list(lobby.rooms.values())
-            if rooms and rooms[0].core.state is not None and rooms[0].core.state.turn >= 3:
+            rooms = list(factory.lobby.rooms.values())
+            if rooms and rooms[0].core.game is not None and position(factory, rooms[0].core.roomId).turn >= 3:
                 break
             yield deferLater(reactor, 0.05, lambda: None)
         else:
             self.fail("the game never started")
-        players[0].send_signal(signal.SIGKILL)
-        for _ in range(200):
-            if players[1].poll() is not None:
-                break
-            yield deferLater(reactor, 0.05, lambda: None)
-        output = players[1].stdout.read() if players[1].stdout else ""
-        self.assertEqual(players[1].returncode, 0, output)
+        players[0].process.send_signal(signal.SIGKILL)
+        [output] = yield exited(players[1:], 10)
+        self.assertEqual(players[1].process.returncode, 0, output)
         self.assertIn("RESULT", output)
-        self.assertEqual(lobby.rooms, {})
+        self.assertEqual(factory.lobby.rooms, {})
 
 
 class ShutdownTests(SynchronousTestCase):
@@ -211,7 +195,7 @@ class ShutdownTests(SynchronousTestCase):
 
     def test_gamesEndAndConnectionsClose(self) -> None:
         clock = Clock()
-        lobby = Lobby(clock)
+        lobby = SochaFactory(clock)
         one, two = Peer(lobby), Peer(lobby)
         one.send("<join/>")
         two.send("<join/>")
@@ -229,15 +213,15 @@ class ShutdownTests(SynchronousTestCase):
         self.assertNoResult(stopped)
         two.protocol.connectionLost()
         self.successResultOf(stopped)
-        self.assertEqual(lobby.rooms, {})
+        self.assertEqual(lobby.lobby.rooms, {})
 
     def test_clientsThatDoNotCloseAreAbortedAfterTheGrace(self) -> None:
         clock = Clock()
-        lobby = Lobby(clock)
+        lobby = SochaFactory(clock)
         peer = Peer(lobby)
         peer.send("<join/>")
         stopped = lobby.shutdown()
-        clock.advance(lobbyModule.SHUTDOWN_GRACE)
+        clock.advance(protocolModule.SHUTDOWN_GRACE)
         self.assertTrue(peer.transport.disconnected)
         self.successResultOf(stopped)
 
@@ -253,41 +237,19 @@ class RealRestartTests(TestCase):
     timeout = 60
 
     @inlineCallbacks
-    def test_stoppedServerEndsTheGame(self):  # type: ignore[no-untyped-def]
-        import socket
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            number = str(probe.getsockname()[1])
+    def test_stoppedServerEndsTheGame(self):
+        port = freePort()
         log = Path(self.mktemp()).resolve()
-        server = subprocess.Popen(
-            [sys.executable, "-m", "twisted", "socha-server", "--listen", f"tcp:{number}:interface=127.0.0.1"],
-            cwd=ROOT,
-            stdout=log.open("w"),
-            stderr=subprocess.STDOUT,
+        server = Child(
+            self, python("-m", "twisted", "socha-server", "--listen", f"tcp:{port}:interface=127.0.0.1"), log.open("w")
         )
-        self.addCleanup(lambda: server.poll() is None and server.kill())
-        yield deferLater(reactor, 1.5, lambda: None)
-        players = [
-            subprocess.Popen(
-                [sys.executable, str(ROOT / "tests" / "socha_player.py"), number, str(seed), "--think", "0.3"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for seed in (5, 6)
-        ]
-        for process in players:
-            self.addCleanup(lambda p=process: p.poll() is None and p.kill())
+        server.waitForPort(port)
+        players = sochaPlayers(self, str(port), (5, 6), "--think", "0.3")
         yield deferLater(reactor, 4.0, lambda: None)
-        self.assertEqual([p.poll() for p in players], [None, None])  # mid-game
-        server.send_signal(signal.SIGTERM)
-        for _ in range(100):
-            if all(p.poll() is not None for p in players):
-                break
-            yield deferLater(reactor, 0.1, lambda: None)
-        outputs = [p.stdout.read() if p.stdout else "" for p in players]
-        self.assertEqual([p.returncode for p in players], [0, 0], outputs)
+        self.assertEqual([p.process.poll() for p in players], [None, None])  # mid-game
+        server.process.send_signal(signal.SIGTERM)
+        outputs = yield exited(players, 10)
+        self.assertEqual([p.process.returncode for p in players], [0, 0], outputs)
         for output in outputs:
             self.assertIn("RESULT None False Der Server wird beendet.", output)
 
@@ -312,7 +274,7 @@ class UnreadAnswersTests(SynchronousTestCase):
 
     def test_handlingStopsWhenTheClientDoesNotRead(self) -> None:
         clock = Clock()
-        lobby = Lobby(clock, password="p")
+        lobby = SochaFactory(clock, password="p")
         protocol = lobby.buildProtocol(None)
         transport = FillingTransport()
         transport.capacity = 2_000  # full before one turn's answers are written
@@ -340,7 +302,7 @@ class TurnTests(SynchronousTestCase):
 
     def test_othersAreHandledBetweenTurns(self) -> None:
         clock = Clock()
-        lobby = Lobby(clock, password="p")
+        lobby = SochaFactory(clock, password="p")
         flooder, other = lobby.buildProtocol(None), lobby.buildProtocol(None)
         flooderTransport, otherTransport = StringTransport(), StringTransport()
         flooder.makeConnection(flooderTransport)

@@ -7,6 +7,7 @@ from twisted.internet.testing import StringTransport
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.games.kinarow import TICTACTOE, Place
+from velhanet.velha import wire
 from velhanet.velha.frontends import ConsoleFrontEnd, renderBoard
 from velhanet.velha.lobby import Lobby
 
@@ -40,7 +41,7 @@ class ConsoleTests(SynchronousTestCase):
 
     def test_whoAndInvite(self) -> None:
         self.assertIn("nobody else is online", self.type("who"))
-        self.lobby.datagramReceived(b"02008Ana", "10.0.0.1")
+        self.lobby.datagrams.datagramReceived(b"02008Ana", ("10.0.0.1", 20181))
         self.assertIn("* Ana is online (10.0.0.1)", self.transport.value().decode())
         self.transport.clear()
         self.assertIn("Ana (10.0.0.1)", self.type("who"))
@@ -49,7 +50,7 @@ class ConsoleTests(SynchronousTestCase):
         self.assertIn("already playing or inviting", self.type("invite Ana"))
 
     def test_invitationAndAnswer(self) -> None:
-        self.lobby.datagramReceived(b"04008Ana", "10.0.0.1")
+        self.lobby.datagrams.datagramReceived(b"04008Ana", ("10.0.0.1", 20181))
         self.assertIn("Ana invites you", self.transport.value().decode())
         self.assertIn("nobody has invited you", ConsoleTests._noInvite(self))
         out = self.type("no")
@@ -77,3 +78,8 @@ class ConsoleTests(SynchronousTestCase):
     def test_renderBoard(self) -> None:
         board = TICTACTOE.initial().apply(Place(0, 0)).apply(Place(1, 1))
         self.assertEqual(renderBoard(board), " X | 2 | 3\n---+---+---\n 4 | O | 6\n---+---+---\n 7 | 8 | 9")
+
+    def test_traceLineAsBefore(self) -> None:
+        self.console.tracer("udp")("out", "10.0.0.1", b"04007Bo", wire.Invite("Bo"))
+        # Above the prompt, as every line the console says.
+        self.assertIn(f"[udp -> 10.0.0.1] b'04007Bo'  {wire.Invite('Bo')}\n", self.transport.value().decode())

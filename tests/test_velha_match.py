@@ -10,52 +10,45 @@ from twisted.internet.testing import StringTransportWithDisconnection
 from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
+from tests.velha_harness import matchProtocolFor
 from velhanet.velha import wire
-from velhanet.velha.lobby import CLOSE_DELAY, Lobby, MatchProtocol
-from velhanet.velha.match import START_GRACE, MatchCore, MatchMachine, MatchSettings
+from velhanet.velha.lobby import Lobby
+from velhanet.velha.protocol import CLOSE_DELAY
+from velhanet.velha.room import START_GRACE, Match, MatchSettings, deliver
 
 from .velha_harness import Recorder
-
-STARTER_WINS = [1, 4, 2, 5, 3]
-STARTER_LOSES = [1, 4, 2, 5, 9, 6]
-DRAW = [1, 2, 3, 5, 4, 6, 8, 7, 9]
+from .velha_match_fakes import DRAW, STARTER_LOSES, STARTER_WINS, Peer, newMatch
 
 
-class Side:
-    """One end of a match: machine, recorder, and what it sent."""
+class Side(Peer):
+    """One end of a match: its machine, and everything it did, recorded."""
 
     def __init__(self, pair: MatchPair, isInvitee: bool, name: str) -> None:
+        super().__init__()
         self.pair, self.name = pair, name
-        self.recorder = Recorder()
-        self.sent: list[wire.StreamMessage] = []
         self.closed = False
-        self.core = MatchCore(
-            isInvitee=isInvitee,
-            send=self.send,
-            close=self.close,
-            observer=self.recorder,  # type: ignore[arg-type]
-            peerNick="peer",
-            clock=pair.clock,
-            settings=MatchSettings(first="random"),
-            random=random.Random(pair.seed),
-        )
-        self.machine = MatchMachine(self.core)
+        self.machine = newMatch(self, pair.clock, isInvitee, MatchSettings(first=pair.first), pair.seed)
 
     def send(self, message: wire.StreamMessage) -> None:
-        self.sent.append(message)
+        super().send(message)
         self.pair.queue.append((self, message))
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            super().close()
             self.pair.queue.append((self, None))
+
+    def observed(self) -> list[tuple[object, ...]]:
+        """What the front end heard: every event but the connection's."""
+        return [event for event in self.events if event[0] not in ("send", "close")]
 
 
 class MatchPair:
     """Inviter and invitee machines wired back to back, with explicit delivery."""
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
+    def __init__(self, seed: int = 0, first: str = "random") -> None:
+        self.seed, self.first = seed, first
         self.clock = Clock()
         self.queue: list[tuple[Side, wire.StreamMessage | None]] = []
         self.inviter = Side(self, isInvitee=False, name="inviter")
@@ -70,19 +63,13 @@ class MatchPair:
             receiver = self.other(sender).machine
             if message is None:
                 receiver.connectionLost("closed by peer")
-            elif isinstance(message, wire.MatchStart):
-                receiver.startReceived(message.who)
-            elif isinstance(message, wire.Move):
-                receiver.remoteMove(message.position)
-            elif isinstance(message, wire.NewGame):
-                receiver.remoteNewGame()
             else:
-                receiver.remoteGiveUp()
+                deliver(receiver, message)
 
     def starter(self) -> Side:
         """Whoever was last told it starts a game (or is to start the next one)."""
         for side in (self.inviter, self.invitee):
-            events = side.recorder.events
+            events = side.observed()
             lastGame = max((i for i, e in enumerate(events) if e[0] == "game"), default=-1)
             lastNotice = max(
                 (i for i, e in enumerate(events) if e[0] == "notice" and "you start" in str(e[1])), default=-1
@@ -108,72 +95,57 @@ class MatchPair:
 
 
 class SeriesTests(SynchronousTestCase):
-    def play(self, scripts: list[list[int]]) -> MatchPair:
+    def play(self, *scripts: list[int]) -> tuple[MatchPair, Side, Side]:
+        """Play whole games from the start; the pair, who started game 1, and the other side."""
         pair = MatchPair()
         pair.begin()
+        first = pair.starter()
         for script in scripts:
             pair.playGame(script)
-        return pair
+        return pair, first, pair.other(first)
 
     def final(self, side: Side) -> tuple[object, ...]:
-        return side.recorder.events[-1]
+        return side.observed()[-1]
 
     def test_threeNil(self) -> None:
         """Starter wins, then the loser starts and loses each time: 3-0 after three games."""
-        pair = MatchPair()
-        pair.begin()
-        first = pair.starter()
-        pair.playGame(STARTER_WINS)
-        pair.playGame(STARTER_LOSES)
-        pair.playGame(STARTER_LOSES)
+        pair, first, second = self.play(STARTER_WINS, STARTER_LOSES, STARTER_LOSES)
         self.assertEqual(self.final(first), ("seriesOver", "won", (3, 0)))
-        self.assertEqual(self.final(pair.other(first)), ("seriesOver", "lost", (0, 3)))
+        self.assertEqual(self.final(second), ("seriesOver", "lost", (0, 3)))
         self.assertTrue(pair.inviter.closed or pair.invitee.closed)
         # The loser sent MSG09 each time, and nobody else.
-        self.assertEqual(pair.other(first).sent.count(wire.NewGame()), 2)
-        self.assertEqual(first.sent.count(wire.NewGame()), 0)
+        self.assertEqual(second.sent().count(wire.NewGame()), 2)
+        self.assertEqual(first.sent().count(wire.NewGame()), 0)
 
     def test_threeTwo(self) -> None:
-        pair = MatchPair()
-        pair.begin()
-        first = pair.starter()
-        # first wins, loses, wins, loses, wins -> 3-2 after five games
-        for script in (STARTER_WINS, STARTER_WINS, STARTER_LOSES, STARTER_WINS, STARTER_LOSES):
-            pair.playGame(script)
+        """first wins, loses, wins, loses, wins -> 3-2 after five games."""
+        _, first, second = self.play(STARTER_WINS, STARTER_WINS, STARTER_LOSES, STARTER_WINS, STARTER_LOSES)
         self.assertEqual(self.final(first), ("seriesOver", "won", (3, 2)))
-        self.assertEqual(self.final(pair.other(first)), ("seriesOver", "lost", (2, 3)))
+        self.assertEqual(self.final(second), ("seriesOver", "lost", (2, 3)))
 
     def test_drawsAlternateTheStarter(self) -> None:
-        pair = self.play([DRAW] * 5)
+        pair, _, _ = self.play(*[DRAW] * 5)
         self.assertEqual(self.final(pair.inviter), ("seriesOver", "draw", (0, 0)))
-        starts = [e[2] for e in pair.inviter.recorder.events if e[0] == "game"]
+        starts = [e[2] for e in pair.inviter.observed() if e[0] == "game"]
         self.assertEqual(starts, [starts[0], not starts[0], starts[0], not starts[0], starts[0]])
 
     def test_fiveGamesMoreWins(self) -> None:
-        pair = MatchPair()
-        pair.begin()
-        first = pair.starter()
-        for script in (STARTER_WINS, DRAW, DRAW, STARTER_LOSES, DRAW):
-            pair.playGame(script)
-        results = [e for e in first.recorder.events if e[0] == "gameOver"]
-        self.assertEqual(len(results), 5)
-        self.assertEqual(self.final(first)[0], "seriesOver")
-        self.assertEqual(sum(self.final(first)[2]), 2)  # type: ignore[arg-type]
-        self.assertNotEqual(self.final(first)[1], "draw")
+        """Two wins and three draws: the series goes to game 5 and is won 2-0."""
+        _, first, second = self.play(STARTER_WINS, DRAW, DRAW, STARTER_LOSES, DRAW)
+        results = [e[1] for e in first.observed() if e[0] == "gameOver"]
+        self.assertEqual(results, ["won", "draw", "draw", "won", "draw"])
+        self.assertEqual(self.final(first), ("seriesOver", "won", (2, 0)))
+        self.assertEqual(self.final(second), ("seriesOver", "lost", (0, 2)))
 
     def test_fiveGamesEven(self) -> None:
-        pair = MatchPair()
-        pair.begin()
-        first = pair.starter()
-        for script in (STARTER_WINS, STARTER_WINS, STARTER_WINS, STARTER_WINS, DRAW):
-            pair.playGame(script)
+        _, first, _ = self.play(STARTER_WINS, STARTER_WINS, STARTER_WINS, STARTER_WINS, DRAW)
         self.assertEqual(self.final(first), ("seriesOver", "draw", (2, 2)))
 
     def test_msg07(self) -> None:
         pair = MatchPair()
         pair.begin()
-        self.assertEqual(len(pair.invitee.sent), 1)
-        start = pair.invitee.sent[0]
+        self.assertEqual(len(pair.invitee.sent()), 1)
+        start = pair.invitee.sent()[0]
         assert isinstance(start, wire.MatchStart)
         inviteeStarts = start.who == wire.MatchStart.INVITEE_STARTS
         self.assertEqual(pair.starter() is pair.invitee, inviteeStarts)
@@ -185,7 +157,7 @@ class SeriesTests(SynchronousTestCase):
             side = getattr(pair, quitter)
             side.machine.localQuit()
             pair.deliver()
-            self.assertEqual(side.sent[-1], wire.GiveUp())
+            self.assertEqual(side.sent()[-1], wire.GiveUp())
             self.assertTrue(side.closed)
             self.assertIn("gave up (MSG10): you win", str(self.final(pair.other(side))))
 
@@ -206,7 +178,7 @@ class RuleBreakTests(SynchronousTestCase):
         return pair, mover, pair.other(mover)
 
     def assertBroken(self, side: Side, fragment: str) -> None:
-        event = side.recorder.events[-1]
+        event = side.observed()[-1]
         self.assertEqual(event[0], "ended")
         self.assertIn(fragment, str(event[1]))
         self.assertTrue(side.closed)
@@ -236,21 +208,33 @@ class RuleBreakTests(SynchronousTestCase):
             self.assertBroken(mover, f"position {position} is not on the board (text MSG08: positions 1 to 9)")
 
     def test_localIllegalMoveIsRefusedNotSent(self) -> None:
-        """Whichever side starts, an occupied cell typed locally is refused, nothing sent, still our turn."""
-        waiters = set()
-        for seed in range(8):
-            pair, mover, waiter = self.started(seed)
-            waiters.add(waiter.name)
+        """Inviter or invitee to move second, an occupied cell or one off the board typed locally is refused:
+        the user is told why, nothing goes out, and it is still their turn; a legal move then goes out."""
+        refusals = {
+            1: "not played: position 1 is already taken (text MSG08: a free position)",
+            0: "not played: position 0 is not on the board (text MSG08: positions 1 to 9)",
+            10: "not played: position 10 is not on the board (text MSG08: positions 1 to 9)",
+        }
+        for first, waiterName in (("inviter", "invitee"), ("invitee", "inviter")):
+            pair = MatchPair(first=first)
+            pair.begin()
+            waiter = getattr(pair, waiterName)
+            mover = pair.other(waiter)
             mover.machine.localMove(1)
             pair.deliver()
-            before = list(waiter.sent)
-            waiter.machine.localMove(1)
-            self.assertIn("position 1 is already taken", str(waiter.recorder.events[-2]))
-            self.assertEqual(waiter.recorder.events[-1], ("turn",))
-            self.assertEqual(waiter.sent, before)
+            # What the waiter sent so far, known from its role alone: the invitee's MSG07 naming the mover.
+            start = wire.MatchStart(
+                wire.MatchStart.INVITEE_STARTS if first == "invitee" else wire.MatchStart.INVITER_STARTS
+            )
+            expected: list[object] = [start] if waiterName == "invitee" else []
+            self.assertEqual(waiter.sent(), expected)
+            for position, refusal in refusals.items():
+                waiter.take()
+                waiter.machine.localMove(position)
+                self.assertEqual(waiter.take(), [("notice", refusal), ("turn",)], (first, position))
             waiter.machine.localMove(5)
-            self.assertEqual(waiter.sent, [*before, wire.Move(5)])
-        self.assertEqual(waiters, {"inviter", "invitee"})  # both branches ran
+            self.assertEqual(waiter.take(), [("moved", 5, True), ("send", wire.Move(5))])
+            self.assertEqual(pair.queue, [(waiter, wire.Move(5))])  # the refusals put nothing on the wire
 
     def test_msg08BeforeMsg07(self) -> None:
         pair = MatchPair()
@@ -278,10 +262,10 @@ class ReferencePeerTests(SynchronousTestCase):
             clock=Clock(),
             sendDatagram=lambda raw, addr: None,
             network=None,  # type: ignore[arg-type]
-            frontEnd=self.recorder,  # type: ignore[arg-type]
+            frontEnd=self.recorder,
             rng=random.Random(1),
         )
-        self.protocol = MatchProtocol(self.lobby, "javaP", isInvitee=False)
+        self.protocol = matchProtocolFor(self.lobby, "javaP", isInvitee=False)
         self.transport = StringTransportWithDisconnection()
         self.transport.protocol = self.protocol
         self.protocol.makeConnection(self.transport)
@@ -354,3 +338,226 @@ class ReferencePeerTests(SynchronousTestCase):
         self.protocol.connectionLost(Failure(ConnectionResetError("reset")))
         self.assertEqual(self.recorder.events[-1][0], "ended")
         self.assertIsNone(self.lobby.matchProtocol)
+
+
+REACH: dict[str, list[tuple[str, int]]] = {
+    "connected": [],
+    "waitingForStart": [("awaitStart", 0)],
+    "myTurn": [("awaitStart", 0), ("startReceived", 2)],
+    "theirTurn": [("awaitStart", 0), ("startReceived", 1)],
+    "theirNewGame": [("awaitStart", 0), ("startReceived", 2)]
+    + [("localMove" if i % 2 == 0 else "remoteMove", p) for i, p in enumerate(STARTER_WINS)],
+    "theirDrawStart": [("awaitStart", 0), ("startReceived", 2)]
+    + [("localMove" if i % 2 == 0 else "remoteMove", p) for i, p in enumerate(DRAW)],
+    "myStartHeld": [("awaitStart", 0), ("startReceived", 1)]
+    + [("remoteMove" if i % 2 == 0 else "localMove", p) for i, p in enumerate(STARTER_WINS)],
+}
+"""Inputs that bring an inviter's match to each state (after game 1 where the state is between games)."""
+
+ENDINGS: dict[str, tuple[tuple[str, ...], list[tuple[object, ...]]]] = {
+    "remoteGiveUp": ((), [("ended", "peer gave up (MSG10): you win the series"), ("close",)]),
+    "peerLeft": ((), [("ended", "peer left (MSG03) in the middle of the match"), ("close",)]),
+    "localQuit": ((), [("send", wire.GiveUp()), ("ended", "you gave up the series (MSG10 sent)"), ("close",)]),
+    "connectionLost": (("reset",), [("ended", "the connection to peer was lost: reset")]),
+}
+
+
+class MachineAloneTests(SynchronousTestCase):
+    """One match machine, its collaborators a recording ``Peer`` and a ``Clock``: every state's ways out,
+    each with exactly what the machine did and no timer left behind where the state is left."""
+
+    def reach(self, state: str, settings: MatchSettings | None = None) -> tuple[Match, Peer, Clock]:
+        peer, clock = Peer(), Clock()
+        match = newMatch(peer, clock, settings=settings)
+        for name, argument in REACH[state]:
+            method = getattr(match, name)
+            method(argument) if name != "awaitStart" else method()
+        peer.take()
+        return match, peer, clock
+
+    def pending(self, clock: Clock) -> list[float]:
+        return sorted(call.getTime() - clock.seconds() for call in clock.getDelayedCalls())
+
+    def assertFinished(self, match: Match, peer: Peer, clock: Clock) -> None:
+        """Nothing is pending, and nothing does anything any more."""
+        self.assertEqual(clock.getDelayedCalls(), [])
+        for name, args in (("remoteMove", (5,)), ("localMove", (5,)), ("remoteNewGame", ()), ("startReceived", (1,))):
+            getattr(match, name)(*args)
+        self.assertFalse(match.supersede())
+        clock.advance(1000)
+        self.assertEqual(peer.take(), [])
+
+    def test_everyStateEndsOnEveryEnding(self) -> None:
+        for state in REACH:
+            for ending, (args, expected) in ENDINGS.items():
+                match, peer, clock = self.reach(state)
+                getattr(match, ending)(*args)
+                self.assertEqual(peer.take(), expected, (state, ending))
+                self.assertFinished(match, peer, clock)
+
+    def test_onlyTheWaitForMsg07MayBeSuperseded(self) -> None:
+        for state in REACH:
+            match, peer, clock = self.reach(state)
+            timers = self.pending(clock)
+            self.assertEqual(match.supersede(), state == "waitingForStart", state)
+            if state == "waitingForStart":
+                self.assertEqual(peer.take(), [])  # finished silently: the newer connection plays
+                self.assertFinished(match, peer, clock)
+            else:
+                self.assertEqual(self.pending(clock), timers, state)
+
+    def test_noMsg07(self) -> None:
+        match, peer, clock = self.reach("waitingForStart")
+        self.assertEqual(self.pending(clock), [30.0])
+        clock.advance(29.9)
+        self.assertEqual(peer.take(), [])
+        clock.advance(0.1)
+        events = peer.take()
+        self.assertEqual(events[0], ("send", wire.GiveUp()))
+        self.assertIn("peer sent no MSG07 within 30 s of our connection", str(events[1]))
+        self.assertEqual(events[2:], [("close",)])
+        self.assertFinished(match, peer, clock)
+
+    def test_waitingForStartWaysOut(self) -> None:
+        match, peer, clock = self.reach("waitingForStart")
+        match.localMove(5)
+        self.assertEqual(peer.take(), [("notice", "the game has not started yet: waiting for peer's MSG07")])
+        self.assertEqual(self.pending(clock), [30.0])
+        match.startReceived(2)
+        self.assertEqual(peer.take(), [("game", 1, True), ("turn",)])
+        self.assertEqual(self.pending(clock), [])
+        match, peer, clock = self.reach("waitingForStart")
+        match.startReceived(1)
+        self.assertEqual(peer.take(), [("game", 1, False)])
+        self.assertEqual(self.pending(clock), [60.0, 120.0])
+        for message, rule in ((("remoteMove", 5), "MSG08 arrived before MSG07"), (("remoteNewGame",), "MSG09 arrived")):
+            match, peer, clock = self.reach("waitingForStart")
+            getattr(match, message[0])(*message[1:])
+            events = peer.take()
+            self.assertIn(rule, str(events[0]))
+            self.assertEqual(events[1:], [("close",)])
+            self.assertFinished(match, peer, clock)
+
+    def test_silentPeerWhileAMoveOrMsg09IsDue(self) -> None:
+        for state, what, silence in (
+            ("theirTurn", "a move", "no move"),
+            ("theirNewGame", "the start of game 2 (MSG09)", "no MSG09"),
+        ):
+            match, peer, clock = self.reach(state)
+            self.assertEqual(self.pending(clock), [60.0, 120.0], state)
+            clock.advance(60)
+            self.assertEqual(
+                peer.take(),
+                [
+                    (
+                        "notice",
+                        f"still waiting for {what} from peer (60 s); velhanet gives up the match after 120 s"
+                        " (--peer-timeout)",
+                    )
+                ],
+            )
+            clock.advance(60)
+            self.assertEqual(
+                peer.take(),
+                [
+                    ("send", wire.GiveUp()),
+                    (
+                        "ended",
+                        f"peer sent {silence} for 120 s; match given up (MSG10 sent) (--peer-timeout to wait longer)",
+                    ),
+                    ("close",),
+                ],
+            )
+            self.assertFinished(match, peer, clock)
+
+    def test_peerTimeoutZeroArmsNothing(self) -> None:
+        match, peer, clock = self.reach("theirTurn", MatchSettings(peer=0))
+        self.assertEqual(clock.getDelayedCalls(), [])
+        match.remoteMove(5)
+        self.assertEqual(peer.take(), [("moved", 5, False), ("turn",)])
+
+    def test_nobodyStartsAfterOurDraw(self) -> None:
+        match, peer, clock = self.reach("theirDrawStart")
+        self.assertEqual(self.pending(clock), [START_GRACE])
+        match.localMove(5)
+        self.assertEqual(peer.take(), [("notice", "not your turn: waiting for peer")])
+        clock.advance(START_GRACE)
+        events = peer.take()
+        self.assertEqual(events[:2], [("send", wire.NewGame()), ("game", 2, True)])
+        self.assertIn("peer did not start game 2 within 8 s after the draw", str(events[2]))
+        self.assertEqual(events[3:], [("turn",)])
+        self.assertEqual(clock.getDelayedCalls(), [])
+
+    def test_peerStartsBetweenGames(self) -> None:
+        """From each state between games the peer's MSG09, or its first move without one, starts game 2."""
+        for state in ("theirNewGame", "theirDrawStart", "myStartHeld"):
+            match, peer, clock = self.reach(state)
+            match.startReceived(1)
+            self.assertEqual(
+                peer.take(),
+                [("notice", "peer sent MSG07 1 between games (text MSG07: once, at the start); ignored")],
+            )
+            match.remoteNewGame()
+            events = peer.take()
+            self.assertEqual(events[-1], ("game", 2, False), state)
+            self.assertEqual(len(events), 1 if state != "myStartHeld" else 2, events)
+            self.assertEqual(self.pending(clock), [60.0, 120.0], state)  # now waiting for its move
+
+            match, peer, clock = self.reach(state)
+            match.remoteMove(5)
+            events = peer.take()
+            self.assertEqual(events[-3:], [("game", 2, False), ("moved", 5, False), ("turn",)], state)
+            self.assertEqual(len(events), 4, events)  # and one notice saying what was followed
+            self.assertEqual(clock.getDelayedCalls(), [], state)
+
+    def test_heldFirstMove(self) -> None:
+        """We start game 2: MSG09 at once, our move held for the grace, then played, or refused if illegal."""
+        match, peer, clock = self.reach("myStartHeld")
+        self.assertEqual(self.pending(clock), [START_GRACE])
+        clock.advance(START_GRACE)
+        self.assertEqual(peer.take(), [("turn",)])
+        self.assertEqual(clock.getDelayedCalls(), [])
+
+        match, peer, clock = self.reach("myStartHeld")
+        match.localMove(5)
+        self.assertEqual(peer.take(), [("notice", "5 will be played in a moment, once peer has closed the last game")])
+        clock.advance(START_GRACE)
+        self.assertEqual(peer.take(), [("moved", 5, True), ("send", wire.Move(5))])
+        self.assertEqual(self.pending(clock), [60.0, 120.0])
+
+        match, peer, clock = self.reach("myStartHeld")
+        match.localMove(0)
+        peer.take()
+        clock.advance(START_GRACE)
+        refusal = "not played: position 0 is not on the board (text MSG08: positions 1 to 9)"
+        self.assertEqual(peer.take(), [("notice", refusal), ("turn",)])
+
+    def test_msg09OnTheirTurn(self) -> None:
+        """Before any move it is ignored (the timers start again); in mid-game the game is void."""
+        match, peer, clock = self.reach("theirTurn")
+        clock.advance(30)
+        match.remoteNewGame()
+        self.assertIn("sent MSG09 although game 1 had already begun", str(peer.take()))
+        self.assertEqual(self.pending(clock), [60.0, 120.0])
+
+        match, peer, clock = self.reach("myTurn")
+        match.localMove(5)
+        match.remoteNewGame()
+        events = peer.take()
+        self.assertIn("Game 1 is void; the next game starts with peer", str(events))
+        self.assertEqual(events[-1], ("game", 2, False))
+        self.assertEqual(self.pending(clock), [60.0, 120.0])
+
+    def test_msg07OnOurTurn(self) -> None:
+        """Inviter: a MSG07 before any move restarts game 1 as it says; after a move it breaks the match."""
+        match, peer, clock = self.reach("myTurn")
+        match.startReceived(1)
+        events = peer.take()
+        self.assertIn("sent MSG07 again before anyone moved", str(events[0]))
+        self.assertEqual(events[1:], [("game", 1, False)])
+        self.assertEqual(self.pending(clock), [60.0, 120.0])
+        match.remoteMove(5)
+        match.localMove(1)
+        match.startReceived(2)
+        self.assertIn("a second MSG07 arrived after the game had begun", str(peer.take()))
+        self.assertFinished(match, peer, clock)

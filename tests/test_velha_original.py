@@ -3,23 +3,36 @@ the interop report), and the ways out of every waiting state."""
 
 from __future__ import annotations
 
-import random
+from types import SimpleNamespace
 
 from twisted.internet.protocol import Protocol, ServerFactory
+from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.python import usage
 from twisted.trial.unittest import SynchronousTestCase
 
+from velhanet.games.kinarow import KInARowState
 from velhanet.velha import wire
 from velhanet.velha.frontends import ConsoleFrontEnd
 from velhanet.velha.lobby import Lobby
-from velhanet.velha.match import START_GRACE, MatchCore, MatchMachine, MatchSettings
+from velhanet.velha.room import START_GRACE, MatchSettings
 from velhanet.velha.tap import Options
 
 from .velha_harness import BotRecorder, FakeLan, Recorder
+from .velha_match_fakes import Peer, newMatch
 from .velha_original import OriginalProgram, onlyKinds
 
 VELHA, JAVA, THIRD = "10.0.0.1", "10.0.0.2", "10.0.0.3"
+
+
+def consoleFrontEnd() -> tuple[ConsoleFrontEnd, StringTransport]:
+    """velhanet's console on a string transport. Its lobby is a stand-in with only a nick: these tests
+    drive the console through its match events and commands that never reach the lobby."""
+    console = ConsoleFrontEnd(exit=lambda: None)
+    console.attach(SimpleNamespace(nick="Bo"))  # type: ignore[arg-type]
+    transport = StringTransport()
+    console.makeConnection(transport)
+    return console, transport
 
 
 class Scenario(SynchronousTestCase):
@@ -91,7 +104,9 @@ class SlowAcceptTests(Scenario):
             def dataReceived(self, data: bytes) -> None:
                 received.append(data)
 
-        port = self.lan.network(JAVA).listen(ServerFactory.forProtocol(Mute))
+        mute = ServerFactory()
+        mute.protocol = Mute
+        port = self.lan.network(JAVA).listen(mute)
         self.velha.datagramReceived(b"02010javaP", JAVA)
         self.velha.invite("javaP")
         self.lan.run(0.5)
@@ -194,20 +209,21 @@ class ScriptedPerson(Recorder):
     def __init__(self, script: list[int]) -> None:
         super().__init__()
         self.script = script
-        self.board: object = None
+        self.board: KInARowState | None = None
         self.asked = False
 
-    def yourTurn(self, board: object) -> None:  # type: ignore[override]
+    def yourTurn(self, board: KInARowState) -> None:
         self.board = board
         self.asked = True
-        super().yourTurn(board)  # type: ignore[arg-type]
+        super().yourTurn(board)
 
     def nextMove(self) -> int:
         self.asked = False
         if self.script:
             return self.script.pop(0)
         board = self.board
-        return next(p for p in range(1, 10) if board.stoneAt((p - 1) % 3, (p - 1) // 3) is None)  # type: ignore[attr-defined]
+        assert board is not None
+        return next(p for p in range(1, 10) if board.stoneAt((p - 1) % 3, (p - 1) // 3) is None)
 
 
 class SlowerThanTheGraceTests(Scenario):
@@ -265,33 +281,21 @@ class SilentNonStarterTests(SynchronousTestCase):
     """After a draw we started, a peer that never sends MSG09 (the original's stale flag): we start."""
 
     def test_weStartAfterTheGrace(self) -> None:
-        from twisted.internet.task import Clock
-
-        clock, recorder, sent = Clock(), Recorder(), []
-        match = MatchMachine(
-            MatchCore(
-                isInvitee=False,
-                send=sent.append,
-                close=lambda: None,
-                observer=recorder,  # type: ignore[arg-type]
-                peerNick="javaP",
-                clock=clock,
-                settings=MatchSettings(startGrace=1.0),
-            )
-        )
+        clock, peer = Clock(), Peer()
+        match = newMatch(peer, clock, settings=MatchSettings(startGrace=1.0), peerNick="javaP")
         match.awaitStart()
         match.startReceived(2)  # we start game 1
         for mine, theirs in ((1, 2), (3, 5), (4, 6), (8, 7)):
             match.localMove(mine)
             match.remoteMove(theirs)
         match.localMove(9)  # a draw; the peer should start game 2
-        self.assertIn(("gameOver", "draw", (0, 0)), recorder.events)
+        self.assertIn(("gameOver", "draw", (0, 0)), peer.events)
         clock.advance(0.9)
-        self.assertNotIn(wire.NewGame(), sent)
+        self.assertNotIn(wire.NewGame(), peer.sent())
         clock.advance(0.2)
-        self.assertEqual(sent[-1], wire.NewGame())
-        self.assertTrue(any("did not start game 2 within 1 s after the draw" in str(e[-1]) for e in recorder.events))
-        self.assertEqual(recorder.events[-1], ("turn",))
+        self.assertEqual(peer.sent()[-1], wire.NewGame())
+        self.assertTrue(any("did not start game 2 within 1 s after the draw" in str(e[-1]) for e in peer.events))
+        self.assertEqual(peer.events[-1], ("turn",))
 
 
 class BusyRefusalTests(Scenario):
@@ -460,27 +464,10 @@ class InsideVelhanetTests(SynchronousTestCase):
 
     def test_newGamePromptShowsTheRightSymbol(self) -> None:
         """The loser of game 1 starts game 2 as X, and the console says so before asking."""
-        from twisted.internet.task import Clock
-
-        console = ConsoleFrontEnd(exit=lambda: None)
-        lobby = Lobby("Bo", clock=Clock(), sendDatagram=lambda r, a: None, network=None, frontEnd=console)  # type: ignore[arg-type]
-        console.attach(lobby)
-        transport = StringTransport()
-        console.makeConnection(transport)
+        console, transport = consoleFrontEnd()
         console.opponent = "Ana"
-        clock = Clock()
-        sent: list[wire.StreamMessage] = []
-        match = MatchMachine(
-            MatchCore(
-                isInvitee=False,
-                send=sent.append,
-                close=lambda: None,
-                observer=console,
-                peerNick="Ana",
-                clock=clock,
-                random=random.Random(0),
-            )
-        )
+        clock, peer = Clock(), Peer()
+        match = newMatch(peer, clock, peerNick="Ana", observer=console)
         match.awaitStart()
         match.startReceived(1)  # Ana (invitee) starts game 1 as X; we are O
         for theirs, mine in ((1, 4), (2, 5)):
@@ -493,7 +480,7 @@ class InsideVelhanetTests(SynchronousTestCase):
         self.assertIn("game 2: you start; you play X", out)
         self.assertIn("your move (X)", out)
         self.assertLess(out.index("you play X"), out.index("your move (X)"))
-        self.assertEqual(sent[-1], wire.NewGame())
+        self.assertEqual(peer.sent()[-1], wire.NewGame())
 
     def test_nickWithOuterSpaceRefused(self) -> None:
         for nick in ("Bo ", " Bo"):
@@ -513,13 +500,7 @@ class InsideVelhanetTests(SynchronousTestCase):
         self.assertEqual([e[2] for e in updates], ["declined", "redeclined"])
 
     def test_inviteWithoutNick(self) -> None:
-        from twisted.internet.task import Clock
-
-        console = ConsoleFrontEnd(exit=lambda: None)
-        lobby = Lobby("Bo", clock=Clock(), sendDatagram=lambda r, a: None, network=None, frontEnd=console)  # type: ignore[arg-type]
-        console.attach(lobby)
-        transport = StringTransport()
-        console.makeConnection(transport)
+        console, transport = consoleFrontEnd()
         transport.clear()
         console.dataReceived(b"invite\n")
         self.assertIn("usage: invite NICK", transport.value().decode())

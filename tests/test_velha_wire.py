@@ -8,7 +8,7 @@ from velhanet.velha import wire
 
 
 class EncodeDecodeTests(SynchronousTestCase):
-    CASES = [
+    CASES: list[tuple[wire.Message, bytes]] = [
         (wire.Hello("Bo"), b"01007Bo"),
         (wire.HelloReply("Ana"), b"02008Ana"),
         (wire.Goodbye("Bo"), b"03007Bo"),

@@ -21,9 +21,11 @@ from twisted.internet.task import Clock
 from twisted.test import iosim
 
 from velhanet.games.kinarow import KInARowState
+from velhanet.tracing import Tracer
 from velhanet.velha import wire
 from velhanet.velha.frontends import BotFrontEnd
 from velhanet.velha.lobby import Lobby
+from velhanet.velha.protocol import MatchFactory, MatchProtocol
 
 Datagram = tuple[str, str, bytes]  # (from host, to host, raw)
 
@@ -170,6 +172,22 @@ class LanHost(Protocol):
     def datagramReceived(self, data: bytes, host: str) -> None: ...
 
 
+class LanLobby(Lobby):
+    """A lobby on the in-memory LAN: datagrams for it go through its UDP protocol, as on a real port."""
+
+    def datagramReceived(self, data: bytes, host: str) -> None:
+        self.datagrams.datagramReceived(data, (host, self.datagrams.port))
+
+    @property
+    def trace(self) -> Tracer:
+        """What the UDP protocol traces (a test may replace it to count what reached the decoder)."""
+        return self.datagrams.trace
+
+    @trace.setter
+    def trace(self, tracer: Tracer) -> None:
+        self.datagrams.trace = tracer
+
+
 @dataclass
 class FakeLan:
     clock: Clock = field(default_factory=Clock)
@@ -188,14 +206,14 @@ class FakeLan:
     jitter: random.Random | None = None
     """When set, each copy is delayed by a random extra 0-0.5 s: datagrams get reordered."""
 
-    def addPeer(self, nick: str, host: str, frontEnd: Recorder, **kwargs: object) -> Lobby:
+    def addPeer(self, nick: str, host: str, frontEnd: Recorder, **kwargs: object) -> LanLobby:
         others = [h for h in self.lobbies]
-        lobby = Lobby(
+        lobby = LanLobby(
             nick,
             clock=self.clock,
             sendDatagram=lambda raw, addr, host=host: self._send(host, raw, addr),  # type: ignore[misc]
             network=_HostNetwork(self, host),
-            frontEnd=frontEnd,  # type: ignore[arg-type]
+            frontEnd=frontEnd,
             announceTargets=kwargs.pop("announceTargets", others or ["255.255.255.255"]),  # type: ignore[arg-type]
             **kwargs,  # type: ignore[arg-type]
         )
@@ -243,3 +261,14 @@ class FakeLan:
 
     def openListeners(self) -> list[_Listener]:
         return list(self.listeners.values())
+
+
+def matchProtocolFor(lobby: Lobby, peerNick: str, isInvitee: bool) -> MatchProtocol:
+    """A match protocol of ``lobby``, built by its factory as a real connection would be.
+
+    For tests that drive one connection on a StringTransport.
+    """
+    factory = MatchFactory(lobby, peerNick, isInvitee, lobby.clock, lobby.connections.trace)
+    protocol = factory.buildProtocol(None)
+    assert protocol is not None
+    return protocol

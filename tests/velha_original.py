@@ -44,7 +44,7 @@ from twisted.python.failure import Failure
 
 from velhanet.bots.tictactoe import PerfectBot
 from velhanet.games.kinarow import TICTACTOE, KInARowState
-from velhanet.velha.match import placeToPosition, positionToPlace
+from velhanet.velha.room import placeToPosition, positionToPlace
 
 from .velha_harness import FakeLan
 
@@ -94,7 +94,7 @@ class _Acceptor(ServerFactory):
         self.program, self.remote = program, remote
         self.done = False
 
-    def buildProtocol(self, addr: IAddress) -> Protocol | None:
+    def buildProtocol(self, addr: IAddress | None) -> Protocol | None:
         if self.done or getattr(addr, "host", None) != self.remote:
             return None
         self.done = True
@@ -107,7 +107,7 @@ class _Dialer(ClientFactory):
     def __init__(self, program: OriginalProgram) -> None:
         self.program = program
 
-    def buildProtocol(self, addr: IAddress) -> Protocol:
+    def buildProtocol(self, addr: IAddress | None) -> Protocol:
         connection = _Connection(self.program)
         self.program.connection = connection
         return connection
@@ -402,7 +402,7 @@ class OriginalProgram:
         if not (self.playing and self.myTurn) or self.connection is None or EMPTY not in self.board:
             return
         if self.strategy == "perfect":
-            position = placeToPosition(self.bot.chooseMove(self._engineBoard()))  # type: ignore[arg-type]
+            position = placeToPosition(self.bot.chooseMove(self._engineBoard()))
         else:
             position = self.board.index(EMPTY) + 1
         self.mark(LOCAL, position)

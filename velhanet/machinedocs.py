@@ -2,39 +2,60 @@
 
     python -m velhanet.machinedocs [DIR]     # default docs/machines
 
-The output is deterministic (sorted), so the committed diagrams can be
-checked against the machines by a test; render them with
-``dot -Tsvg docs/machines/X.dot > X.svg`` where Graphviz is installed.
-automat's own ``asDigraph`` needs the graphviz package and orders nodes
-differently on every run, which is why this small writer exists.
+Every module of the package is walked, and every module-level
+``TypeMachine`` it *defines* (assigns, rather than imports) is drawn, named by
+its full path without the ``velhanet.`` prefix: ``gambit.room.RoomMachine``
+and ``socha.room.RoomMachine`` are two diagrams. The output is deterministic
+(sorted), so the committed diagrams can be checked against the machines by a
+test; render them with ``dot -Tsvg``. automat's own ``asDigraph`` needs the
+graphviz package and orders nodes differently on every run, which is why this
+small writer exists.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
+import pkgutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from automat import TypeMachine
 
-MACHINE_MODULES = (
-    "velhanet.velha.invite",
-    "velhanet.velha.match",
-    "velhanet.gambit.room",
-    "velhanet.gobang.game",
-    "velhanet.socha.room",
-)
+import velhanet
+
+PREFIX = "velhanet."
+
+
+def _assignedNames(module: Any) -> set[str]:
+    """The names a module's own top-level statements bind (not its imports)."""
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        for target in targets:
+            for named in ast.walk(target):  # ``A = ...`` and ``A, b = ...`` alike
+                if isinstance(named, ast.Name):
+                    names.add(named.id)
+    return names
 
 
 def machines() -> dict[str, Any]:
-    """``{"module.Name": machine}`` for every module-level TypeMachine in MACHINE_MODULES."""
+    """``{"family.module.Name": machine}`` for every TypeMachine defined in the package."""
     found: dict[str, Any] = {}
-    for moduleName in MACHINE_MODULES:
-        module = importlib.import_module(moduleName)
+    for info in pkgutil.walk_packages(velhanet.__path__, PREFIX):
+        module = importlib.import_module(info.name)
+        own = _assignedNames(module)
         for name, value in vars(module).items():
-            if isinstance(value, TypeMachine):
-                found[f"{moduleName.rsplit('.', 1)[-1]}.{name}"] = value
+            if isinstance(value, TypeMachine) and name in own:
+                found[f"{info.name.removeprefix(PREFIX)}.{name}"] = value
     return found
 
 
@@ -55,12 +76,15 @@ def toDot(name: str, machine: Any) -> str:
 
 
 def write(directory: Path) -> list[Path]:
+    """Write every diagram, and remove the ones of machines that no longer exist."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, machine in sorted(machines().items()):
         path = directory / f"{name}.dot"
         path.write_text(toDot(name, machine), encoding="utf-8")
         written.append(path)
+    for stale in set(directory.glob("*.dot")) - set(written):
+        stale.unlink()
     return written
 
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import cast
 
 from twisted.internet import reactor
+from twisted.internet.protocol import ServerFactory
 
-from velhanet.gambit.server import GambitServerFactory, GambitServerProtocol
+from velhanet.gambit.lobby import Lobby, Member
+from velhanet.gambit.protocol import GambitServerFactory, GambitServerProtocol
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message
 
 
@@ -26,24 +29,30 @@ class WrongJoinName(GambitServerProtocol):
         super().send(message, relayed)
 
 
-class SilentJoin(GambitServerProtocol):
-    def join(self, user: str, args: str) -> None:
-        if args.strip().lower() in self.factory.games:
-            super().join(user, args)
+class OtherIds(Lobby):
+    """Game ids of another form than four hex digits."""
+
+    def newGameId(self) -> str | None:
+        return f"game-{super().newGameId()}"
 
 
-class JoinsAnyway(GambitServerProtocol):
+class SilentJoin(Lobby):
+    def join(self, member: Member, user: str, args: str) -> None:
+        if args.strip().lower() in self.games:
+            super().join(member, user, args)
+
+
+class JoinsAnyway(Lobby):
     """As the original: ERROR for White's name, and then the join anyway."""
 
-    def join(self, user: str, args: str) -> None:
-        game = self.factory.games.get(args.strip().lower())
+    def join(self, member: Member, user: str, args: str) -> None:
+        game = self.games.get(args.strip().lower())
         if game is not None and game.core.black is None and user.strip() == game.core.white.name:
-            self.send(Message(Cmd.ERROR, "", "same name"))
-            self.name = user.strip()
-            self.game = game
-            game.machine.join(self)
+            member.send(Message(Cmd.ERROR, "", "same name"))
+            member.seat(game, user.strip())
+            game.machine.join(member)
             return
-        super().join(user, args)
+        super().join(member, user, args)
 
 
 class CaseSensitiveKeys(GambitServerProtocol):
@@ -106,15 +115,15 @@ class NamedUser(GambitServerProtocol):
         super().send(Message(message.cmd, self.name or "server", message.args), relayed)
 
 
-class DiesOnUnknownJoin(GambitServerProtocol):
-    def join(self, user: str, args: str) -> None:
-        if args.strip().lower() not in self.factory.games:
+class DiesOnUnknownJoin(Lobby):
+    def join(self, member: Member, user: str, args: str) -> None:
+        if args.strip().lower() not in self.games:
             os._exit(2)
-        super().join(user, args)
+        super().join(member, user, args)
 
 
-FAULTS = {
-    "gambit-create": GambitServerProtocol,  # with ids of another form: see main
+FAULTS: dict[str, type[GambitServerProtocol] | type[Lobby]] = {
+    "gambit-create": OtherIds,
     "gambit-join": WrongJoinName,
     "gambit-join-unknown": SilentJoin,
     "gambit-join-same-name": JoinsAnyway,
@@ -131,16 +140,19 @@ FAULTS = {
 }
 
 
+def broken(fault: type[GambitServerProtocol] | type[Lobby]) -> type[GambitServerFactory]:
+    """The server's factory with the faulty protocol or lobby in its place (its two seams)."""
+    if issubclass(fault, Lobby):
+        return type("BrokenFactory", (GambitServerFactory,), {"lobbyType": fault})
+    return type("BrokenFactory", (GambitServerFactory,), {"protocol": fault})
+
+
 def main() -> None:
     port, fault = int(sys.argv[1]), sys.argv[2]
-    factory = GambitServerFactory(reactor, language="en")
-    factory.buildProtocol = lambda addr: FAULTS[fault](factory)  # type: ignore[method-assign]
-    if fault == "gambit-create":
-        fourHex = factory.newGameId
-        factory.newGameId = lambda: f"game-{fourHex()}"  # type: ignore[method-assign]
-    reactor.listenTCP(port, factory, interface="127.0.0.1")  # type: ignore[attr-defined]
+    factory = broken(FAULTS[fault])(reactor, language="en")
+    reactor.listenTCP(port, cast(ServerFactory, factory), interface="127.0.0.1")
     print("ready", flush=True)
-    reactor.run()  # type: ignore[attr-defined]
+    reactor.run()
 
 
 if __name__ == "__main__":

@@ -14,149 +14,128 @@ from pathlib import Path
 
 from twisted.internet import reactor
 
-from velhanet.gobang import fifo, game, server, table
-from velhanet.gobang.wire import ServerOp, ServerWord, byteOrder
+from velhanet.games.kinarow import KInARowState
+from velhanet.gobang.lobby import Lobby
+from velhanet.gobang.protocol import FifoChannel
+from velhanet.gobang.room import GameCore
+from velhanet.gobang.service import GobangServerService
+from velhanet.gobang.tap import Options
+from velhanet.gobang.wire import ClientWord, ServerOp, ServerWord
+
+# Each fault is a subclass of the server's service that replaces one of its
+# seams (lobbyType, channelType, the lobby's coreType, serverFifoPath): no
+# global monkeypatch, so the variant is exactly the server plus one change.
 
 
-def patchOutput(rewrite: object) -> None:
-    """Every word to a client passes through ``rewrite(channel, word)``, which returns the words to send."""
-    original = server.FifoChannel.send
-
-    def send(self: server.FifoChannel, word: ServerWord) -> None:
-        for each in rewrite(self, word):  # type: ignore[operator]
-            original(self, each)
-
-    server.FifoChannel.send = send  # type: ignore[method-assign]
+def withChannel(channelType: type[FifoChannel]) -> type[GobangServerService]:
+    return type("BrokenService", (GobangServerService,), {"channelType": channelType})
 
 
-def patchResult(change: object) -> None:
-    original = game._result
-
-    def result(state: object) -> tuple[int, str]:
-        opcode, why = original(state)  # type: ignore[arg-type]
-        return change(state, opcode), why  # type: ignore[operator]
-
-    game._result = result  # type: ignore[assignment]
+def withLobby(lobbyType: type[Lobby]) -> type[GobangServerService]:
+    return type("BrokenService", (GobangServerService,), {"lobbyType": lobbyType})
 
 
-def wronglyNamedServerFifo() -> None:
-    original = fifo.fifoPath
-
-    def fifoPath(directory: str | Path, prefix: str, pid: int) -> Path:
-        return Path(directory) / f"gbs-{pid}" if prefix == "gbs" else original(directory, prefix, pid)
-
-    fifo.fifoPath = fifoPath  # type: ignore[assignment]
-    server.fifo.fifoPath = fifoPath  # type: ignore[attr-defined]
+def withCore(coreType: type[GameCore]) -> type[GobangServerService]:
+    return withLobby(type("BrokenLobby", (Lobby,), {"coreType": coreType}))
 
 
-def sizeInX() -> None:
-    def rewrite(channel: object, word: ServerWord) -> list[ServerWord]:
+class WronglyNamedServerFifo(GobangServerService):
+    def serverFifoPath(self, pid: int) -> Path:
+        return self.directory / f"gbs-{pid}"
+
+
+class SizeInX(FifoChannel):
+    def send(self, word: ServerWord) -> None:
         if word.opcode == ServerOp.BOARD_SIZE:
-            return [ServerWord(ServerOp.BOARD_SIZE, word.y, 0)]
-        return [word]
-
-    patchOutput(rewrite)
+            word = ServerWord(ServerOp.BOARD_SIZE, word.y, 0)
+        super().send(word)
 
 
-def sizeAgainBeforeTheFirstRequest() -> None:
-    asked: set[int] = set()
+class SizeAgainBeforeTheFirstRequest(FifoChannel):
+    asked = False
 
-    def rewrite(channel: server.FifoChannel, word: ServerWord) -> list[ServerWord]:
-        if word.opcode == ServerOp.YOUR_MOVE and channel.pid not in asked:
-            asked.add(channel.pid)
-            return [ServerWord(ServerOp.BOARD_SIZE, 0, 11), word]
-        return [word]
-
-    patchOutput(rewrite)
+    def send(self, word: ServerWord) -> None:
+        if word.opcode == ServerOp.YOUR_MOVE and not self.asked:
+            self.asked = True
+            super().send(ServerWord(ServerOp.BOARD_SIZE, 0, 11))
+        super().send(word)
 
 
-def noRequestAfterIllegal() -> None:
-    refused: set[int] = set()
+class NoRequestAfterIllegal(FifoChannel):
+    refused = False
 
-    def rewrite(channel: server.FifoChannel, word: ServerWord) -> list[ServerWord]:
+    def send(self, word: ServerWord) -> None:
         if word.opcode == ServerOp.ILLEGAL:
-            refused.add(channel.pid)
-        elif word.opcode == ServerOp.YOUR_MOVE and channel.pid in refused:
-            refused.discard(channel.pid)
-            return []
-        return [word]
-
-    patchOutput(rewrite)
+            self.refused = True
+        elif word.opcode == ServerOp.YOUR_MOVE and self.refused:
+            self.refused = False
+            return
+        super().send(word)
 
 
-def reason(state: object) -> str:
-    return state.outcome.reason  # type: ignore[attr-defined,no-any-return]
+def reason(state: KInARowState) -> str:
+    assert state.outcome is not None
+    return state.outcome.reason
 
 
-def lineWonByWhite() -> None:
-    patchResult(lambda state, op: ServerOp.WHITE_WINS if reason(state) == "line" else op)
+class LineWonByWhite(GameCore):
+    def result(self, state: KInARowState) -> tuple[int, str]:
+        opcode, why = super().result(state)
+        return (ServerOp.WHITE_WINS if reason(state) == "line" else opcode), why
 
 
-def passesAbort() -> None:
-    patchResult(lambda state, op: ServerOp.ABORTED if reason(state) == "passes" else op)
+class PassesAbort(GameCore):
+    def result(self, state: KInARowState) -> tuple[int, str]:
+        opcode, why = super().result(state)
+        return (ServerOp.ABORTED if reason(state) == "passes" else opcode), why
 
 
-def resignerWins() -> None:
-    def change(state: object, opcode: int) -> int:
-        if reason(state) != "resign":
-            return opcode
-        return ServerOp.BLACK_WINS if opcode == ServerOp.WHITE_WINS else ServerOp.WHITE_WINS
-
-    patchResult(change)
-
-
-def signoffIsADraw() -> None:
-    original = game.GameCore.end
-
-    def end(self: game.GameCore, opcode: int, why: str) -> None:
-        original(self, ServerOp.DRAW if opcode == ServerOp.ABORTED and "left" in why else opcode, why)
-
-    game.GameCore.end = end  # type: ignore[method-assign]
+class ResignerWins(GameCore):
+    def result(self, state: KInARowState) -> tuple[int, str]:
+        opcode, why = super().result(state)
+        if reason(state) == "resign":
+            opcode = ServerOp.BLACK_WINS if opcode == ServerOp.WHITE_WINS else ServerOp.WHITE_WINS
+        return opcode, why
 
 
-def noKibitz() -> None:
-    original = table.Table.signon
-
-    def signon(self: table.Table, word: object) -> None:
-        if word.opcode != 3:  # type: ignore[attr-defined]
-            original(self, word)  # type: ignore[arg-type]
-
-    table.Table.signon = signon  # type: ignore[method-assign]
+class SignoffIsADraw(GameCore):
+    def end(self, opcode: int, why: str) -> None:
+        super().end(ServerOp.DRAW if opcode == ServerOp.ABORTED and "left" in why else opcode, why)
 
 
-def killIgnored() -> None:
-    table.Table.kill = lambda self, pid: None  # type: ignore[method-assign]
+class NoKibitz(Lobby):
+    def signon(self, word: ClientWord) -> None:
+        if word.opcode != 3:
+            super().signon(word)
 
 
-FAULTS = {
-    "gobang-fifo-name": wronglyNamedServerFifo,
-    "gobang-signon": sizeInX,
-    "gobang-black-first": sizeAgainBeforeTheFirstRequest,
-    "gobang-five": lineWonByWhite,
-    "gobang-illegal": noRequestAfterIllegal,
-    "gobang-passes": passesAbort,
-    "gobang-resign": resignerWins,
-    "gobang-signoff": signoffIsADraw,
-    "gobang-kibitz": noKibitz,
-    "gobang-kill": killIgnored,
+class KillIgnored(Lobby):
+    def kill(self, pid: int) -> None:
+        pass
+
+
+FAULTS: dict[str, type[GobangServerService]] = {
+    "gobang-fifo-name": WronglyNamedServerFifo,
+    "gobang-signon": withChannel(SizeInX),
+    "gobang-black-first": withChannel(SizeAgainBeforeTheFirstRequest),
+    "gobang-five": withCore(LineWonByWhite),
+    "gobang-illegal": withChannel(NoRequestAfterIllegal),
+    "gobang-passes": withCore(PassesAbort),
+    "gobang-resign": withCore(ResignerWins),
+    "gobang-signoff": withCore(SignoffIsADraw),
+    "gobang-kibitz": withLobby(NoKibitz),
+    "gobang-kill": withLobby(KillIgnored),
 }
 
 
 def main() -> None:
-    FAULTS[sys.argv[2]]()
-    options = {
-        "byte-order": byteOrder("native"),
-        "fifo-dir": sys.argv[1],
-        "game": "gobang",
-        "size": 11,
-        "once": False,
-        "trace": False,
-    }
-    service = server.GobangServerService(options, reactor)
+    options = Options()
+    options.parseOptions(["--fifo-dir", sys.argv[1]])
+    service = FAULTS[sys.argv[2]](options, reactor)
     service.startService()
-    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)  # type: ignore[attr-defined]
+    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)
     print(os.getpid(), flush=True)
-    reactor.run()  # type: ignore[attr-defined]
+    reactor.run()
 
 
 if __name__ == "__main__":

@@ -10,18 +10,20 @@ import socket
 import sys
 import time
 
+from socha._socha import GameState
 from socha.api.networking.game_client import GameClient, IClientHandler
 
 PORT, FAULT = int(sys.argv[1]), sys.argv[2]
 
 
 class Player(IClientHandler):
-    state = None
+    state: GameState | None = None
 
     def on_update(self, state):
         self.state = state
 
     def calculate_move(self):
+        assert self.state is not None  # the server sends the state before asking for a move
         if FAULT == "socha-player-moves":
             # Pretend to be the other team: its legal moves are illegal for us.
             from socha import _socha
@@ -46,9 +48,9 @@ client = GameClient(
     host="127.0.0.1",
     port=PORT,
     handler=Player(),
-    reservation=None,
-    room_id=None,
-    password=None,
+    reservation=None,  # type: ignore[arg-type]  # socha's annotation says str; None means "no reservation"
+    room_id=None,  # type: ignore[arg-type]  # likewise: None means "no room"
+    password=None,  # type: ignore[arg-type]  # likewise: None means "no password"
     auto_reconnect=False,
     survive=False,
     headless=False,

@@ -14,20 +14,18 @@ from typing import Any
 from twisted.internet import reactor
 
 from velhanet.velha import wire
-from velhanet.velha.lobby import Lobby, MatchProtocol
-from velhanet.velha.protocol import VelhaDatagramProtocol
+from velhanet.velha.handshakes import Handshakes, InviteeHandshake
+from velhanet.velha.lobby import Lobby
+from velhanet.velha.protocol import MatchProtocol, VelhaDatagramProtocol
 from velhanet.velha.service import VelhaService
 from velhanet.velha.tap import Options
 
 
 def deafToHello() -> None:
-    original = Lobby.datagramReceived
+    def hello(self: Lobby, nick: str, host: str) -> None:
+        pass  # neither in the roster nor answered
 
-    def datagramReceived(self: Lobby, data: bytes, host: str) -> None:
-        if not data.startswith(b"01"):
-            original(self, data, host)
-
-    Lobby.datagramReceived = datagramReceived  # type: ignore[method-assign]
+    Lobby.hello = hello  # type: ignore[method-assign]
 
 
 def listenerDiesOnJunk() -> None:
@@ -57,27 +55,27 @@ def neverSendsStart() -> None:
 
 
 def answersWithTheInvitersNick() -> None:
-    original = Lobby._send
+    original = InviteeHandshake.sendAnswer
 
-    def _send(self: Lobby, message: wire.DatagramMessage, host: str) -> None:
-        if isinstance(message, wire.InviteAnswer) and message.accepted:
-            inviter = next((h.nick for h in self.invitees.values() if h.address == host), message.nick)
-            message = wire.InviteAnswer(inviter, message.port)
-        original(self, message, host)
+    def sendAnswer(self: InviteeHandshake, port: int) -> None:
+        if port:
+            self.table.datagrams.send(wire.InviteAnswer(self.nick, port), self.address)
+        else:
+            original(self, port)
 
-    Lobby._send = _send  # type: ignore[method-assign]
+    InviteeHandshake.sendAnswer = sendAnswer  # type: ignore[method-assign]
 
 
 def needsMsg06() -> None:
     """As the original: MSG07 only once both the connection and MSG06 are there."""
     acked = [False]
-    originalAck, originalInvited, originalSend = Lobby._acknowledged, Lobby._invited, MatchProtocol.send
+    originalAck, originalInvited, originalSend = Handshakes.acknowledged, Handshakes.invited, MatchProtocol.send
 
-    def _acknowledged(self: Lobby, host: str) -> None:
+    def acknowledged(self: Handshakes, host: str) -> None:
         acked[0] = True
         originalAck(self, host)
 
-    def _invited(self: Lobby, nick: str, host: str) -> None:
+    def invited(self: Handshakes, nick: str, host: str) -> None:
         if nick.casefold() not in self.invitees:
             acked[0] = False  # a new invitation
         originalInvited(self, nick, host)
@@ -89,14 +87,14 @@ def needsMsg06() -> None:
                 if acked[0]:
                     originalSend(self, message)
                 elif not self.closing and self.transport is not None:
-                    reactor.callLater(0.1, later)  # type: ignore[attr-defined]
+                    reactor.callLater(0.1, later)
 
             later()
             return
         originalSend(self, message)
 
-    Lobby._acknowledged = _acknowledged  # type: ignore[method-assign]
-    Lobby._invited = _invited  # type: ignore[method-assign]
+    Handshakes.acknowledged = acknowledged  # type: ignore[method-assign]
+    Handshakes.invited = invited  # type: ignore[method-assign]
     MatchProtocol.send = send  # type: ignore[method-assign]
 
 
@@ -116,14 +114,14 @@ def repeatsAMove(asInvitee: bool) -> None:
 
 
 def silentWhenBusy() -> None:
-    original = Lobby._invited
+    original = Handshakes.invited
 
-    def _invited(self: Lobby, nick: str, host: str) -> None:
+    def invited(self: Handshakes, nick: str, host: str) -> None:
         if self.busy() and nick.casefold() not in self.invitees:
             return
         original(self, nick, host)
 
-    Lobby._invited = _invited  # type: ignore[method-assign]
+    Handshakes.invited = invited  # type: ignore[method-assign]
 
 
 def readerDiesOnJunk() -> None:
@@ -179,9 +177,9 @@ def main() -> None:
     )
     service = VelhaService(options, reactor)
     service.startService()
-    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)  # type: ignore[attr-defined]
+    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)
     print("ready", flush=True)
-    reactor.run()  # type: ignore[attr-defined]
+    reactor.run()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from zope.interface import Interface
 class IBot(Interface):
     """A computer player. Bots are seedable so tests and games replay exactly."""
 
-    def chooseMove(state: Any) -> Any:  # type: ignore[misc]
+    def chooseMove(state: Any) -> Any:
         """Return a legal move for C{state.toMove} in C{state}.
 
         The state is never changed (engines are immutable); the bot may

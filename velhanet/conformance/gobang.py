@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from velhanet.conformance.base import ConformanceCase, Target, rule
+from velhanet.gobang.fifo import isAlive
 
 Words = list[tuple[int, int, int]]
 
@@ -78,20 +79,10 @@ def serverFifos(target: Target) -> list[Path]:
     )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def canTest(target: Target) -> str | None:
     if target.pid <= 0:
         return "--target must be the server's process id"
-    if not _alive(target.pid):
+    if not isAlive(target.pid):
         return f"no process with pid {target.pid}"
     if not Path(target.fifoDir).is_dir():
         return f"the FIFO directory {target.fifoDir} does not exist"
@@ -102,7 +93,7 @@ def canTest(target: Target) -> str | None:
 
 def probe(target: Target) -> str | None:
     """Still serving: the process runs and its FIFO exists."""
-    if not _alive(target.pid):
+    if not isAlive(target.pid):
         return f"process {target.pid} has ended"
     if not serverFifos(target):
         return f"its FIFO in {target.fifoDir} is gone"

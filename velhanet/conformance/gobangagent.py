@@ -17,8 +17,7 @@ import sys
 import time
 
 from velhanet.gobang import fifo
-from velhanet.gobang.table import Refused
-from velhanet.gobang.wire import ClientOp, ClientWord, WordReader, byteOrder, decodeServer, encodeClient
+from velhanet.gobang.wire import ClientOp, ClientWord, Refused, WordReader, byteOrder, decodeServer, encodeClient
 
 
 def main(argv: list[str]) -> int:

@@ -193,7 +193,7 @@ def runChecks(
                 return result
 
             trialRunner = runner.TrialRunner(
-                factory,  # type: ignore[arg-type]
+                factory,
                 stream=io.StringIO(),
                 workingDirectory=os.path.join(scratch, "_trial_temp"),
             )

@@ -13,7 +13,7 @@ from xml.etree.ElementTree import Element
 from velhanet.conformance.base import ConformanceCase, StreamClient, Target, rule, tcpReachable
 from velhanet.games.piranhas import Direction, PiranhaMove, PiranhasState
 from velhanet.socha import player
-from velhanet.socha.xml import XmlError, XmlStreamReader
+from velhanet.socha.wire import XmlError, XmlStreamReader
 
 
 class XmlClient(StreamClient[Element]):
@@ -216,27 +216,28 @@ class SochaConformance(ConformanceCase):
         corner = PiranhaMove(0, 0, Direction.UP)  # the corners are empty at the start: START_EMPTY
         self.precondition(state.field(0, 0) == "EMPTY", "needs the official setup (empty corners)")
         one.send(moveXml(roomId, corner))
-        result, _ = one.waitFor("result")
-        self.require(result is not None, f"an invalid move must end the game with a result; got {describe(result)}")
-        assert result is not None
-        winner = result.find("data/winner")
-        self.require(
-            winner is not None and winner.get("regular") == "false" and winner.get("team") == "TWO",
+        self.requireIrregularWin(
+            one,
+            "TWO",
+            "an invalid move must end the game with a result",
             'the result of an invalid move by ONE is regular="false" with TWO as winner',
         )
+
+    def requireIrregularWin(self, client: XmlClient, team: str, ended: str, named: str) -> None:
+        """The game ends for ``client`` with a result whose winner is ``team``, not regularly."""
+        result, _ = client.waitFor("result")
+        self.require(result is not None, f"{ended}; got {describe(result)}")
+        assert result is not None
+        winner = result.find("data/winner")
+        self.require(winner is not None and winner.get("regular") == "false" and winner.get("team") == team, named)
 
     @rule("socha-out-of-turn")
     def test_moveOutOfTurnEndsTheGame(self) -> None:
         """A move by the player who was not asked ends the game against it."""
         one, two, roomId, state = self.started()
         two.send(moveXml(roomId, state.legalMoves()[0]))
-        result, _ = two.waitFor("result")
-        self.require(result is not None, f"a move out of turn must end the game; got {describe(result)}")
-        assert result is not None
-        winner = result.find("data/winner")
-        self.require(
-            winner is not None and winner.get("team") == "ONE" and winner.get("regular") == "false",
-            "the result names ONE as winner of a non-regular game",
+        self.requireIrregularWin(
+            two, "ONE", "a move out of turn must end the game", "the result names ONE as winner of a non-regular game"
         )
 
     @rule("socha-hard-timeout")

@@ -24,8 +24,8 @@ from twisted.internet.task import deferLater
 from twisted.trial.unittest import SkipTest, TestCase
 
 from velhanet.conformance.base import NotRun, Target, rule, target
-from velhanet.socha.lobby import Lobby, SochaProtocol
 from velhanet.socha.player import BotPlayer
+from velhanet.socha.protocol import SochaFactory, SochaProtocol
 
 
 @dataclass
@@ -39,7 +39,7 @@ class GameRecord:
     output: str = ""
 
 
-class _RecordingLobby(Lobby):
+class _RecordingLobby(SochaFactory):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.everyConnection: list[SochaProtocol] = []
@@ -88,7 +88,7 @@ class SochaPlayerConformance(TestCase):
             return _record
         record = GameRecord()
         lobby = _RecordingLobby(reactor)
-        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")  # type: ignore[attr-defined,arg-type]
+        port = reactor.listenTCP(0, lobby, interface="127.0.0.1")  # type: ignore[arg-type]
         number = port.getHost().port  # type: ignore[attr-defined]
         command = chosen.command.replace("{port}", str(number))
         if "{port}" not in chosen.command:
@@ -102,10 +102,10 @@ class SochaPlayerConformance(TestCase):
         )
         try:
             for _ in range(100):
-                if lobby.rooms:
+                if lobby.lobby.rooms:
                     break
                 yield deferLater(reactor, 0.1, lambda: None)
-            record.joined = bool(lobby.rooms)
+            record.joined = bool(lobby.lobby.rooms)
             if record.joined:
                 bot = BotPlayer(seed=7)
                 yield connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", number), bot)

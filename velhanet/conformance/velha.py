@@ -5,7 +5,8 @@ The target is a peer at an IP address, listening on UDP port 20181 (or
 address, ``--local2``, for the busy check), so on one machine the target and
 the checker need different loopback addresses, e.g. the target on
 127.0.0.2 and the checker on 127.0.0.1. The series are played by velhanet's
-own match machine (the reference side) with a perfect bot.
+own match machine (the reference side) with a perfect bot
+(``velhanet.conformance.velhaplayer``).
 
 For the series with the target as inviter, start the target so that it
 invites ``vinvite`` when it first sees it (``--invite vinvite`` for a
@@ -17,170 +18,19 @@ given with ``@rule``).
 from __future__ import annotations
 
 import contextlib
-import random
 import socket
 import time
 
-from twisted.internet.task import Clock
-
-from velhanet.bots.tictactoe import PerfectBot
 from velhanet.conformance.base import ConformanceCase, Target, rule
-from velhanet.games.kinarow import KInARowState
+from velhanet.conformance.velhaplayer import SeriesDriver, Udp, receiveStart
 from velhanet.velha import wire
 from velhanet.velha.invite import ANSWER_DELAY, ANSWER_RESEND, CONNECT_DELAY
-from velhanet.velha.match import MatchCore, MatchMachine, MatchSettings, placeToPosition
 
 NICK = "vcheck"
 OTHER_NICK = "vcheck2"
 INVITED_NICK = "vinvite"
 """The nick the target must invite for the series with the target as inviter; the checker uses it
 nowhere else, so a peer started with ``--invite vinvite`` invites it whenever that check runs."""
-
-
-class Udp:
-    """Our UDP port: send to the target at the protocol port, receive decoded datagrams."""
-
-    def __init__(self, local: str, port: int) -> None:
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.socket.bind((local, port))
-        self.port = port
-
-    def send(self, host: str, data: bytes) -> None:
-        self.socket.sendto(data, (host, self.port))
-
-    def receive(self, kind: type, sender: str, timeout: float) -> object | None:
-        """The next datagram of ``kind`` from ``sender`` within ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            self.socket.settimeout(remaining)
-            try:
-                data, (host, _) = self.socket.recvfrom(2048)
-            except TimeoutError:
-                return None
-            if host != sender:
-                continue
-            try:
-                message = wire.decodeDatagram(data)
-            except wire.MalformedMessage:
-                continue
-            if isinstance(message, kind):
-                return message
-
-    def close(self) -> None:
-        self.socket.close()
-
-
-class Recorder:
-    """The match observer of the reference side: remembers events; asks the driver to move."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, object]] = []
-        self.turn: KInARowState | None = None
-
-    def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None:
-        self.events.append(("game", (gameNumber, iStart)))
-
-    def moved(self, board: KInARowState, position: int, byMe: bool) -> None:
-        self.events.append(("moved", (position, byMe)))
-
-    def yourTurn(self, board: KInARowState) -> None:
-        self.turn = board
-
-    def gameOver(self, result: str, board: KInARowState, score: tuple[int, int]) -> None:
-        self.events.append(("gameOver", (result, score)))
-
-    def seriesOver(self, result: str, score: tuple[int, int]) -> None:
-        self.events.append(("seriesOver", (result, score)))
-
-    def matchEnded(self, reason: str) -> None:
-        self.events.append(("ended", reason))
-
-    def notice(self, text: str) -> None:
-        self.events.append(("notice", text))
-
-    def of(self, kind: str) -> list[object]:
-        return [value for k, value in self.events if k == kind]
-
-
-class SeriesDriver:
-    """Play one series over a connected TCP socket with velhanet's match machine and a perfect bot."""
-
-    def __init__(self, connection: socket.socket, isInvitee: bool, moveDelay: float = 0.3) -> None:
-        self.connection = connection
-        self.recorder = Recorder()
-        self.decoder = wire.StreamDecoder()
-        self.malformed: list[str] = []
-        self.closeWanted = False
-        self.peerClosed = False
-        self.bot = PerfectBot(seed=1)
-        self.moveDelay = moveDelay
-        self.clock = Clock()
-        """The match machine's clock, advanced by the wall clock as the driver runs."""
-        self.started = time.monotonic()
-        self.settings = MatchSettings()
-        self.machine = MatchMachine(
-            MatchCore(
-                isInvitee=isInvitee,
-                send=self._send,
-                close=self._wantClose,
-                observer=self.recorder,  # type: ignore[arg-type]
-                peerNick="target",
-                clock=self.clock,
-                settings=self.settings,
-                random=random.Random(3),
-            )
-        )
-
-    def _send(self, message: wire.StreamMessage) -> None:
-        with contextlib.suppress(OSError):  # the peer has gone: the next read says so
-            self.connection.sendall(wire.encodeStream(message))
-
-    def _wantClose(self) -> None:
-        self.closeWanted = True
-
-    def run(self, timeout: float) -> None:
-        """Play until the series ends (or ``timeout``); then give the peer 3 s to close first."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and not self.closeWanted and not self.peerClosed:
-            self.clock.advance(time.monotonic() - self.started - self.clock.seconds())
-            if self.recorder.turn is not None:
-                board, self.recorder.turn = self.recorder.turn, None
-                time.sleep(self.moveDelay)  # the reference program mishandles instant replies
-                self.machine.localMove(placeToPosition(self.bot.chooseMove(board)))
-                continue
-            self._read(min(1.0, max(0.01, deadline - time.monotonic())))
-        if self.closeWanted and not self.peerClosed:
-            closeBy = time.monotonic() + 3
-            while not self.peerClosed and time.monotonic() < closeBy:
-                self._read(closeBy - time.monotonic())
-
-    def _read(self, timeout: float) -> None:
-        self.connection.settimeout(max(timeout, 0.01))
-        try:
-            data = self.connection.recv(4096)
-        except TimeoutError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.peerClosed = True
-            self.machine.connectionLost("closed by the target")
-            return
-        for raw, item in self.decoder.feed(data):
-            if isinstance(item, wire.MalformedMessage):
-                self.malformed.append(f"{raw!r}: {item}")
-            elif isinstance(item, wire.MatchStart):
-                self.machine.startReceived(item.who)
-            elif isinstance(item, wire.Move):
-                self.machine.remoteMove(item.position)
-            elif isinstance(item, wire.NewGame):
-                self.machine.remoteNewGame()
-            else:
-                self.machine.remoteGiveUp()
 
 
 def _helloRoundTrip(target: Target, udp: Udp) -> tuple[str | None, bool]:
@@ -243,16 +93,6 @@ def probe(target: Target) -> str | None:
         return "it no longer answers MSG01 (its UDP listener stopped)"
     finally:
         udp.close()
-
-
-def receiveStart(connection: socket.socket, timeout: float) -> bytes:
-    """The first bytes of the match if they are a MSG07 within ``timeout``, else empty."""
-    connection.settimeout(timeout)
-    try:
-        data = connection.recv(64)
-    except (TimeoutError, OSError):
-        return b""
-    return data if data.startswith(b"07") else b""
 
 
 class VelhaConformance(ConformanceCase):

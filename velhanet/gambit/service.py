@@ -6,32 +6,28 @@ from typing import Any
 
 from twisted.application import strports
 from twisted.application.service import IService
-from twisted.logger import Logger
 
-from velhanet.gambit.server import GambitServerFactory
+from velhanet.gambit.protocol import GambitServerFactory
 from velhanet.listening import withBacklog
+from velhanet.tracing import logTracer, orGlobalReactor
 
-log = Logger(namespace="velhanet.gambit.trace")
 
-
-def traceToLog(direction: str, peer: str, raw: bytes | str, decoded: object) -> None:
-    """``--trace``: each message in and out, raw and decoded, as a log line."""
+def _withoutNewline(raw: bytes | str) -> str:
+    """A message as ``--trace`` shows it: the ``\\n`` that ends each object written dropped."""
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-    described = decoded.describe() if hasattr(decoded, "describe") else f"ERROR {decoded}"
-    log.info(
-        "{arrow} {peer} {raw} {decoded}",
-        arrow="->" if direction == "out" else "<-",
-        peer=peer,
-        raw=text.rstrip("\n"),
-        decoded=described,
-    )
+    return text.rstrip("\n")
+
+
+def _describe(decoded: object) -> str:
+    return decoded.describe() if hasattr(decoded, "describe") else f"ERROR {decoded}"
+
+
+traceToLog = logTracer("velhanet.gambit.trace", showRaw=_withoutNewline, describe=_describe)
+"""``--trace``: each message in and out, raw and decoded, as a log line."""
 
 
 def makeService(options: Any, reactor: Any = None) -> IService:
-    if reactor is None:
-        from twisted.internet import reactor as globalReactor
-
-        reactor = globalReactor
+    reactor = orGlobalReactor(reactor)
     factory = GambitServerFactory(
         clock=reactor,
         validate=not options["no-validate"],

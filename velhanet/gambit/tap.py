@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from twisted.python import usage
 
-from velhanet.gambit.server import GambitLimits
-from velhanet.gambit.service import makeService as _makeService
+from velhanet.gambit.protocol import GambitLimits
+from velhanet.gambit.service import makeService
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, LANGUAGES
 from velhanet.limits import LimitOptions
 
@@ -34,5 +32,4 @@ class Options(LimitOptions):
             raise usage.UsageError(f"--language must be one of {', '.join(LANGUAGES)}")
 
 
-def makeService(options: Any) -> Any:
-    return _makeService(options)
+__all__ = ["Options", "makeService"]

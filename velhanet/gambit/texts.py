@@ -15,7 +15,7 @@ from typing import Final
 
 import chess
 
-from velhanet.games.chessgame import MoveRefused
+from velhanet.games.chessgame import TERMINATIONS, MoveRefused
 
 LANGUAGES: Final = ("es", "en")
 DEFAULT_LANGUAGE: Final = "es"
@@ -100,16 +100,6 @@ _TEXTS: Final[dict[str, dict[str, str]]] = {
     },
 }
 
-_TERMINATIONS: Final = {
-    chess.Termination.CHECKMATE: "checkmate",
-    chess.Termination.STALEMATE: "stalemate",
-    chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
-    chess.Termination.SEVENTYFIVE_MOVES: "75-move rule",
-    chess.Termination.FIVEFOLD_REPETITION: "fivefold repetition",
-    chess.Termination.FIFTY_MOVES: "50-move rule",
-    chess.Termination.THREEFOLD_REPETITION: "threefold repetition",
-}
-
 
 class Texts:
     """The server's words in one language; every method returns the text of one message."""
@@ -138,7 +128,7 @@ class Texts:
 
     def outcome(self, outcome: chess.Outcome) -> str:
         """The end of a game, with its PGN result: ``Black wins by checkmate (0-1)``."""
-        reason = self(_TERMINATIONS.get(outcome.termination, outcome.termination.name.lower()))
+        reason = self(TERMINATIONS.get(outcome.termination, outcome.termination.name.lower()))
         if outcome.winner is None:
             text = self("drawBy", reason=reason)
         else:

@@ -21,7 +21,7 @@ import codecs
 import json
 import re
 from enum import IntEnum
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Final, NamedTuple
 
 

@@ -162,16 +162,20 @@ def playForgetting(board: chess.Board, move: chess.Move) -> None:
         board.clear_stack()
 
 
+TERMINATIONS = {
+    chess.Termination.CHECKMATE: "checkmate",
+    chess.Termination.STALEMATE: "stalemate",
+    chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
+    chess.Termination.SEVENTYFIVE_MOVES: "75-move rule",
+    chess.Termination.FIVEFOLD_REPETITION: "fivefold repetition",
+    chess.Termination.FIFTY_MOVES: "50-move rule",
+    chess.Termination.THREEFOLD_REPETITION: "threefold repetition",
+}
+"""How each way a game can end is named in English."""
+
+
 def describeOutcome(outcome: chess.Outcome) -> str:
-    reasons = {
-        chess.Termination.CHECKMATE: "checkmate",
-        chess.Termination.STALEMATE: "stalemate",
-        chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
-        chess.Termination.SEVENTYFIVE_MOVES: "75-move rule",
-        chess.Termination.FIVEFOLD_REPETITION: "fivefold repetition",
-        chess.Termination.FIFTY_MOVES: "50-move rule",
-        chess.Termination.THREEFOLD_REPETITION: "threefold repetition",
-    }
+    reasons = TERMINATIONS
     reason = reasons.get(outcome.termination, outcome.termination.name.lower())
     if outcome.winner is None:
         return f"draw by {reason}"

@@ -1,8 +1,15 @@
 """The contract every velhanet game engine fulfils.
 
-Services host a game through these two interfaces only, so a server that
-relays tic-tac-toe can relay gobang, chess or Piranhas without knowing the
-rules. Engines are pure Python: no Twisted, no I/O, no clocks.
+Every engine provides them (checked with ``verifyObject`` in the tests), and
+code that must work with any game uses nothing else: the random bot plays
+any engine through ``legalMoves`` and ``apply``. Services do not: each family
+holds its engine's own types on its hot path (JogoVelha, Gobang and the
+Software-Challenge rooms call a state's ``apply`` and ``toMove`` directly; the
+Gambit room calls the ``chess`` helpers), because a wire format is specific to
+its game anyway and an interface lookup per move would cost time for nothing.
+The Software-Challenge server hosts its games through its own typed
+L{velhanet.socha.games.HostedGame}. Engines are pure Python: no Twisted, no
+I/O, no clocks.
 
 A game state is immutable: ``apply`` returns a new state and never changes
 the old one, so a bot can search by applying moves freely and a service can
@@ -53,10 +60,10 @@ class IGameState(Interface):
     outcome = Attribute("The Outcome once the game is over, else None.")
     moveCount = Attribute("Number of moves (including passes) applied since the start.")
 
-    def legalMoves() -> list[Any]:  # type: ignore[misc]
+    def legalMoves() -> list[Any]:
         """Every move the player to move may make now (empty once over)."""
 
-    def apply(move: Any, player: int | None = None) -> IGameState:  # type: ignore[misc]
+    def apply(move: Any, player: int | None = None) -> IGameState:
         """Return the state after ``move``.
 
         ``player``, when given, is who claims to move; a claim out of turn
@@ -69,5 +76,5 @@ class IGameRules(Interface):
 
     name = Attribute("Short identifier, e.g. 'tictactoe', 'gobang', 'chess'.")
 
-    def initial() -> IGameState:  # type: ignore[misc]
+    def initial() -> IGameState:
         """A fresh game in its starting position."""

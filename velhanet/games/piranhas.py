@@ -71,14 +71,6 @@ class Direction(Enum):
     LEFT = (-1, 0)
     UP_LEFT = (-1, 1)
 
-    @property
-    def dx(self) -> int:
-        return self.value[0]
-
-    @property
-    def dy(self) -> int:
-        return self.value[1]
-
 
 DIRECTIONS: Final = tuple(Direction)
 
@@ -254,11 +246,6 @@ class GameResult:
 
     winner: int | None
     reason: WinReason
-
-    def text(self, names: tuple[str, str]) -> str:
-        if self.winner is None:
-            return self.reason.value
-        return self.reason.value % names[self.winner]
 
 
 @implementer(IGameState)

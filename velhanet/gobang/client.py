@@ -21,18 +21,18 @@ from pathlib import Path
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.stdio import StandardIO
-from twisted.protocols.basic import LineReceiver
 
 from velhanet.bots.gobang import GobangBot
 from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
+from velhanet.console import LineConsole
 from velhanet.games.kinarow import KInARowRules, Place, gobangRules
 from velhanet.gobang import fifo
-from velhanet.gobang.table import Refused
 from velhanet.gobang.wire import (
     SERVER_WORD,
     ByteOrder,
     ClientOp,
     ClientWord,
+    Refused,
     ServerOp,
     ServerWord,
     WordReader,
@@ -40,8 +40,11 @@ from velhanet.gobang.wire import (
     decodeServer,
     encodeClient,
 )
+from velhanet.tracing import IN, OUT, Tracer, arrow, noTrace
 
 ANSWER_TIMEOUT = 5.0
+SERVER = "server"
+"""The peer a client traces: it has only one."""
 SYMBOLS = ("X", "O")
 COLOURS = ("black", "white")
 
@@ -257,19 +260,6 @@ class GobangSession:
         self.finish(3 if opcode == ServerOp.ABORTED else 0)
 
 
-class _Console(LineReceiver):
-    delimiter = b"\n"
-
-    def __init__(self, session: GobangSession) -> None:
-        self.session = session
-
-    def lineReceived(self, line: bytes) -> None:
-        self.session.command(line.decode("utf-8", "replace"))
-
-    def connectionLost(self, reason: object = None) -> None:
-        self.session.signoff()
-
-
 def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="gobang-client", description="Play or watch Gobang on a FIFO server.")
     role = parser.add_mutually_exclusive_group(required=True)
@@ -342,11 +332,17 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
     writer = fifo.FifoWriter(serverFd, serverGone, reactor=reactor)  # type: ignore[arg-type]
     cleanup.append(writer.discard)
 
+    def consoleTrace(direction: str, peer: str, raw: bytes | str, decoded: object) -> None:
+        """``--trace``: each word in and out, in hex and decoded, on the screen."""
+        assert isinstance(raw, bytes) and isinstance(decoded, (ClientWord, ServerWord))
+        say(f"[{arrow(direction)} {raw.hex(' ')}] {decoded.describe()}")
+
+    trace: Tracer = consoleTrace if arguments.trace else noTrace
+
     def sendWord(opcode: int, x: int, y: int) -> None:
         word = ClientWord(ownPid & 0xFFFF, opcode, x, y)
         raw = encodeClient(word, order)
-        if arguments.trace:
-            say(f"[-> {raw.hex(' ')}] {word.describe()}")
+        trace(OUT, SERVER, raw, word)
         writer.writeNow(raw)
 
     def noAnswer() -> None:
@@ -375,8 +371,7 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
     def dataReceived(data: bytes) -> None:
         for raw in words.feed(data):
             word = decodeServer(raw, order)
-            if arguments.trace:
-                say(f"[<- {raw.hex(' ')}] {word.describe()}")
+            trace(IN, SERVER, raw, word)
             session.received(word)
 
     reader = fifo.FifoReader(readFd, dataReceived, reactor=reactor)  # type: ignore[arg-type]
@@ -386,7 +381,7 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
     # A kibitzer only reads the terminal when there is one (so it can watch in
     # the background); a player without --bot always does.
     if not arguments.bot and (role != ClientOp.SIGNON_KIBITZ or sys.stdin.isatty()):
-        StandardIO(_Console(session), reactor=reactor)
+        StandardIO(LineConsole(session.command, session.signoff), reactor=reactor)
     reactor.addSystemEventTrigger("before", "shutdown", session.signoff)  # type: ignore[attr-defined]
     return done
 

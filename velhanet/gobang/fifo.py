@@ -31,7 +31,7 @@ from twisted.internet.interfaces import IReactorFDSet
 from twisted.internet.main import CONNECTION_DONE, CONNECTION_LOST
 from twisted.python.failure import Failure
 
-from velhanet.gobang.table import Refused
+from velhanet.gobang.wire import Refused
 
 FIFO_MODE = 0o622
 
@@ -183,7 +183,7 @@ class FifoReader(FileDescriptor):
     """Read our FIFO without blocking; every chunk goes to ``dataReceived``."""
 
     def __init__(self, fd: int, dataReceived: Callable[[bytes], None], reactor: IReactorFDSet | None = None) -> None:
-        super().__init__(reactor)  # type: ignore[arg-type]
+        super().__init__(reactor)
         self._fd = fd
         self._dataReceived = dataReceived
 
@@ -218,7 +218,7 @@ class FifoWriter(FileDescriptor):
     """
 
     def __init__(self, fd: int, onLost: Callable[[], None], reactor: IReactorFDSet | None = None) -> None:
-        super().__init__(reactor)  # type: ignore[arg-type]
+        super().__init__(reactor)
         self._fd = fd
         self._onLost = onLost
         self.connected = 1
@@ -227,7 +227,7 @@ class FifoWriter(FileDescriptor):
         return self._fd
 
     def writeSomeData(self, data: bytes) -> int | BaseException:
-        return fdesc.writeToFD(self._fd, data)  # type: ignore[no-any-return]
+        return fdesc.writeToFD(self._fd, data)
 
     def writeNow(self, data: bytes) -> None:
         """Write at once when nothing is queued, so a word sent right before shutdown gets out."""

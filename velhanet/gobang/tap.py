@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from twisted.python import usage
 
-from velhanet.gobang.server import makeService as _makeService
+from velhanet.gobang.service import makeService
 from velhanet.gobang.wire import byteOrder
 
 
@@ -38,5 +36,4 @@ class Options(usage.Options):
             raise usage.UsageError(str(error)) from None
 
 
-def makeService(options: Any) -> Any:
-    return _makeService(options)
+__all__ = ["Options", "makeService"]

@@ -58,6 +58,21 @@ class MalformedWord(ValueError):
     """A field out of range when encoding, or a word that is not a known message."""
 
 
+class Refused(Exception):
+    """A signon that cannot be accepted (no FIFO, not a FIFO, wrong owner, …); the text says why.
+
+    Not a codec error: it is here, at the bottom of the package, because the
+    FIFO layer raises it and the lobby above catches it (imports go downward).
+    """
+
+
+def _opName(ops: type[IntEnum], opcode: int) -> str:
+    try:
+        return ops(opcode).name
+    except ValueError:
+        return f"opcode {opcode}"
+
+
 @dataclass(frozen=True, slots=True)
 class ClientWord:
     pid: int
@@ -67,11 +82,7 @@ class ClientWord:
     y: int = 0
 
     def describe(self) -> str:
-        try:
-            name = ClientOp(self.opcode).name
-        except ValueError:
-            name = f"opcode {self.opcode}"
-        return f"pid {self.pid} {name} x={self.x} y={self.y}"
+        return f"pid {self.pid} {_opName(ClientOp, self.opcode)} x={self.x} y={self.y}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +92,7 @@ class ServerWord:
     y: int = 0
 
     def describe(self) -> str:
-        try:
-            name = ServerOp(self.opcode).name
-        except ValueError:
-            name = f"opcode {self.opcode}"
-        return f"{name} x={self.x} y={self.y}"
+        return f"{_opName(ServerOp, self.opcode)} x={self.x} y={self.y}"
 
 
 def _check(name: str, value: int, bits: int) -> None:

@@ -1,7 +1,11 @@
 """Games offered through the Software-Challenge room layer, and their XML.
 
-Each game type is an adapter: a new game, the ``<state>`` of a memento, a
-move read from ``<data class="move">``, the result and its score parts.
+A room hosts every game through two small typing Protocols, checked by mypy
+against each game below: a L{GameType} starts a L{HostedGame}, and a hosted
+game answers who moves, writes the ``<state>`` of a memento, plays a move read
+from ``<data class="move">`` and says how it ended. The engine underneath is
+an L{IGameState} (``apply``, ``toMove``); what is socha's own (the XML
+shapes, the result's texts and score parts) lives here, not in the engines.
 
 - ``swc_2026_piranhas``: exactly the official shapes (``docs/socha.md``), so
   the real ``socha`` players can play.
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 from xml.etree.ElementTree import Element
 
 from velhanet.games.interfaces import IllegalMove
@@ -35,7 +39,7 @@ from velhanet.games.piranhas import (
     PiranhasState,
     WinReason,
 )
-from velhanet.socha.xml import Prerendered, pad, tag
+from velhanet.socha.wire import Prerendered, pad, tag
 
 
 @dataclass(frozen=True)
@@ -48,26 +52,37 @@ class GameEnd:
     """The second score part of each team."""
 
 
-class GameAdapter(Protocol):
-    gameType: str
-    fragments: tuple[tuple[str, str], ...]
-    """(name, aggregation) of each score part after the victory points."""
+class HostedGame(Protocol):
+    """One game in a room: the position so far and what the room asks of it."""
 
-    def newGame(self, rng: random.Random) -> Any: ...
+    @property
+    def toMove(self) -> int | None:
+        """The team to move (0 = ONE), None once the game is over."""
 
-    def teamToMove(self, state: Any) -> int | None: ...
+    def stateElement(self) -> Element:
+        """The ``<state>`` of the next memento."""
 
-    def stateElement(self, state: Any) -> Element: ...
+    def play(self, data: Element) -> None:
+        """Play the move in ``<data class="move">``; L{IllegalMove} if it is not one, or not allowed."""
 
-    def parseMove(self, data: Element) -> Any: ...
+    def end(self) -> GameEnd | None:
+        """How the game ended by its rules, or None while it goes on."""
 
-    def moveElement(self, move: Any, name: str) -> Element: ...
+    def parts(self) -> tuple[int, int]:
+        """Each team's second score part now (for a result that is not the rules' own)."""
 
-    def apply(self, state: Any, move: Any) -> Any: ...
 
-    def end(self, state: Any) -> GameEnd | None: ...
+class GameType(Protocol):
+    """A game a room can host: its ``gameType`` and its score definition."""
 
-    def partsFor(self, state: Any) -> tuple[int, int]: ...
+    @property
+    def gameType(self) -> str: ...
+
+    @property
+    def fragments(self) -> tuple[tuple[str, str], ...]:
+        """(name, aggregation) of each score part of a result, the victory points first."""
+
+    def newGame(self, rng: random.Random) -> HostedGame: ...
 
 
 def _coordinate(element: Element | None, what: str) -> tuple[int, int]:
@@ -98,69 +113,71 @@ def _boardXml(cells: bytes, level: int) -> str:
     return "".join(parts)
 
 
-class PiranhasAdapter:
-    gameType: str = "swc_2026_piranhas"
-    fragments: tuple[tuple[str, str], ...] = (("Siegpunkte", "SUM"), ("Schwarmgröße", "AVERAGE"))
+class PiranhasGame:
+    """``swc_2026_piranhas``, exactly in the official shapes (``docs/socha.md``)."""
 
-    def __init__(self) -> None:
-        self.rules = PiranhasRules()
+    def __init__(self, state: PiranhasState) -> None:
+        self.state = state
 
-    def newGame(self, rng: random.Random) -> PiranhasState:
-        return self.rules.initial(rng)
+    @property
+    def toMove(self) -> int | None:
+        return self.state.toMove
 
-    def teamToMove(self, state: PiranhasState) -> int | None:
-        return state.toMove
-
-    def stateElement(self, state: PiranhasState) -> Element:
+    def stateElement(self) -> Element:
+        state = self.state
         firstUnion = TEAM_NAMES[state.firstUnion] if state.firstUnion is not None else None
         element = tag("state", {"class": "state", "startTeam": "ONE", "turn": state.turn, "firstUnion": firstUnion})
         if state.lastMove is not None:
-            element.append(self.moveElement(state.lastMove, "lastMove"))
+            move = state.lastMove
+            origin = tag("from", {"x": move.x, "y": move.y})
+            element.append(tag("lastMove", None, origin, tag("direction", None, move.direction.name)))
         cells = state.cells
         element.append(Prerendered("board", lambda level: _boardXml(cells, level)))
         return element
 
-    def moveElement(self, move: PiranhaMove, name: str) -> Element:
-        return tag(name, None, tag("from", {"x": move.x, "y": move.y}), tag("direction", None, move.direction.name))
-
-    def parseMove(self, data: Element) -> PiranhaMove:
+    def play(self, data: Element) -> None:
         x, y = _coordinate(data.find("from"), "from")
         direction = data.findtext("direction", "").strip()
         try:
-            return PiranhaMove(x, y, Direction[direction])
+            move = PiranhaMove(x, y, Direction[direction])
         except KeyError:
             raise IllegalMove(f"unknown direction {direction!r} (UP, UP_RIGHT, … UP_LEFT)") from None
+        self.state = self.state.apply(move)
 
-    def apply(self, state: PiranhasState, move: PiranhaMove) -> PiranhasState:
-        return state.apply(move)
-
-    def end(self, state: PiranhasState) -> GameEnd | None:
-        result = state.result()
+    def end(self) -> GameEnd | None:
+        result = self.state.result()
         if result is None:
             return None
-        return GameEnd(result.winner, result.reason.value, state.scores())
+        return GameEnd(result.winner, result.reason.value, self.state.scores())
 
-    def partsFor(self, state: PiranhasState) -> tuple[int, int]:
-        return state.scores()
+    def parts(self) -> tuple[int, int]:
+        return self.state.scores()
 
 
-class KInARowAdapter:
-    """Tic-tac-toe or gobang in the room layer (velhanet's own XML, documented above)."""
+class PiranhasType:
+    gameType = "swc_2026_piranhas"
+    fragments = (("Siegpunkte", "SUM"), ("Schwarmgröße", "AVERAGE"))
 
-    fragments: tuple[tuple[str, str], ...] = (("Siegpunkte", "SUM"), ("Steine", "AVERAGE"))
+    def __init__(self) -> None:
+        self.rules = PiranhasRules()
 
-    def __init__(self, gameType: str, rules: KInARowRules) -> None:
-        self.gameType: str
-        self.gameType, self.rules = gameType, rules
+    def newGame(self, rng: random.Random) -> PiranhasGame:
+        return PiranhasGame(self.rules.initial(rng))
 
-    def newGame(self, rng: random.Random) -> KInARowState:
-        return self.rules.initial()
 
-    def teamToMove(self, state: KInARowState) -> int | None:
-        return state.toMove
+class KInARowGame:
+    """Tic-tac-toe or gobang in a room (velhanet's own XML, documented above)."""
 
-    def stateElement(self, state: KInARowState) -> Element:
-        rules = self.rules
+    def __init__(self, rules: KInARowRules) -> None:
+        self.rules = rules
+        self.state: KInARowState = rules.initial()
+
+    @property
+    def toMove(self) -> int | None:
+        return self.state.toMove
+
+    def stateElement(self) -> Element:
+        rules, state = self.rules, self.state
         element = tag(
             "state",
             {
@@ -184,39 +201,38 @@ class KInARowAdapter:
         element.append(board)
         return element
 
-    def moveElement(self, move: object, name: str) -> Element:
-        if isinstance(move, Place):
-            return tag(name, None, tag("place", {"x": move.x, "y": move.y}))
-        return tag(name, None, tag("pass"))
+    def play(self, data: Element) -> None:
+        move = PASS if data.find("pass") is not None else Place(*_coordinate(data.find("place"), "place"))
+        self.state = self.state.apply(move)
 
-    def parseMove(self, data: Element) -> object:
-        if data.find("pass") is not None:
-            return PASS
-        x, y = _coordinate(data.find("place"), "place")
-        return Place(x, y)
-
-    def apply(self, state: KInARowState, move: object) -> KInARowState:
-        return state.apply(move)
-
-    def end(self, state: KInARowState) -> GameEnd | None:
-        outcome = state.outcome
+    def end(self) -> GameEnd | None:
+        outcome = self.state.outcome
         if outcome is None:
             return None
-        stones = self.partsFor(state)
+        stones = self.parts()
         if outcome.winner is None:
             return GameEnd(None, WinReason.TIE.value, stones)
         return GameEnd(outcome.winner, "%s hat eine Reihe vollendet", stones)
 
-    def partsFor(self, state: KInARowState) -> tuple[int, int]:
-        return state.cells.count(1), state.cells.count(2)
+    def parts(self) -> tuple[int, int]:
+        return self.state.cells.count(1), self.state.cells.count(2)
 
 
-ADAPTERS: dict[str, GameAdapter] = {
-    adapter.gameType: adapter
-    for adapter in (
-        PiranhasAdapter(),
-        KInARowAdapter("velhanet_tictactoe", TICTACTOE),
-        KInARowAdapter("velhanet_gobang", KInARowRules("gobang", 15, 15, 5, allowPass=True, earlyDraw=True)),
-    )
-}
+class KInARowType:
+    fragments = (("Siegpunkte", "SUM"), ("Steine", "AVERAGE"))
+
+    def __init__(self, gameType: str, rules: KInARowRules) -> None:
+        self.gameType = gameType
+        self.rules = rules
+
+    def newGame(self, rng: random.Random) -> KInARowGame:
+        return KInARowGame(self.rules)
+
+
+_OFFERED: tuple[GameType, ...] = (
+    PiranhasType(),
+    KInARowType("velhanet_tictactoe", TICTACTOE),
+    KInARowType("velhanet_gobang", KInARowRules("gobang", 15, 15, 5, allowPass=True, earlyDraw=True)),
+)
+GAME_TYPES: dict[str, GameType] = {game.gameType: game for game in _OFFERED}
 DEFAULT_GAME = "swc_2026_piranhas"

@@ -1,4 +1,4 @@
-"""The Software-Challenge lobby: rooms, reservations, administration, and one protocol per client.
+"""The Software-Challenge lobby's rules: rooms, reservations, administration, pairing.
 
 Lobby requests (``join``, ``joinRoom``, ``joinPrepared``) put a client into a
 room and answer ``<joined roomId/>``; administration (``authenticate``,
@@ -6,6 +6,9 @@ room and answer ``<joined roomId/>``; administration (``authenticate``,
 given with ``--password`` (without it administration is off). Room ids and
 reservation codes are random UUIDs. Lookups are dictionaries: no request
 scans all rooms except ``join``, which takes the first open room.
+
+No transports here: the lobby answers through the L{Member} calls of the
+connection that asked (``protocol.py`` is the Twisted side).
 """
 
 from __future__ import annotations
@@ -13,34 +16,24 @@ from __future__ import annotations
 import hmac
 import random
 import uuid
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 from xml.etree.ElementTree import Element
 
-from twisted.internet.defer import Deferred, succeed
-from twisted.internet.interfaces import IDelayedCall, IPushProducer, IReactorTime
-from twisted.internet.protocol import Factory, Protocol
+from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
-from twisted.python.failure import Failure
-from zope.interface import implementer
 
 from velhanet.limits import AddressBuckets
-from velhanet.sendnow import noDelay, writerFor
-from velhanet.socha.games import ADAPTERS, DEFAULT_GAME
-from velhanet.socha.room import Client, Room, RoomCore, RoomMachine
-from velhanet.socha.xml import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, XmlError, XmlStreamReader, errorPacket, render, tag
+from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
+from velhanet.socha.room import Room, openRoom
+from velhanet.socha.seats import Client, RoomCore
+from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag
 
-INPUT_PIECE = 4096
-"""Bytes of a client's input parsed and handled before checking that it still reads our answers."""
-
-SHUTDOWN_GRACE = 2.0
-"""Seconds a stopping server waits for its clients' connections to close."""
-
-CLOSE_GRACE = 10.0
-"""Seconds a client has to close after ``<left/>`` before the server closes (the real client closes first)."""
-
+JOIN_REQUESTS = frozenset({"join", "joinRoom", "joinPrepared"})
 ADMIN_REQUESTS = frozenset({"authenticate", "prepare", "observe", "pause", "step", "cancel"})
+
+CANCELLED = "Das Spiel wurde vom Administrator abgebrochen."
+"""The result's reason when an administrator cancels a room."""
 
 
 @dataclass(frozen=True)
@@ -68,315 +61,72 @@ class SochaLimits:
 
 
 @dataclass
-class _Room:
+class RoomEntry:
+    """A room as the lobby keeps it: its machine, its core (slots, game), and how it was made."""
+
     machine: Room
     core: RoomCore
     prepared: bool
 
 
-Tracer = Callable[[str, str, str, str], None]
+class Member(Client, Protocol):
+    """A connection as the lobby sees it: who it is, what it is, and how to answer it."""
 
-
-@implementer(IPushProducer)
-class SochaProtocol(Protocol):
-    """One TCP client: XML in, packets out; a player, an observer or an administrator.
-
-    It is the producer of its transport's writes: when the client stops
-    reading and the transport's buffer fills, the transport pauses it, and
-    then it stops reading the client too (a client that does not read
-    cannot make the server answer more) and counts what others still send
-    it (moves, mementos); past ``maxUnsent`` the connection is dropped.
-    """
-
-    log = Logger()
-
-    def __init__(self, lobby: Lobby) -> None:
-        self.lobby = lobby
-        self.limits = lobby.limits
-        self.reader = XmlStreamReader(self.limits.maxMessage, self.limits.maxDepth, self.limits.maxElements)
-        self.room: _Room | None = None
-        self.admin = False
-        self.started = False
-        self.closing = False
-        self.peer = "?"
-        self.host = "?"
-        self._closeTimer: IDelayedCall | None = None
-        self.closedAfterLeft = False
-        """The client closed the connection itself after our ``<left/>`` (as it should)."""
-        self._writesPaused = False
-        self._unsent = 0
-        """Bytes written while the transport's buffer was full (the client is not reading)."""
-        self._errorsInRow = 0
-        self._erred = False
-        self._wrongPasswords = 0
-        self._input: deque[bytes] = deque()
-        """Bytes read but not parsed yet (only while the client does not read our answers)."""
-        self._messages: deque[Element] = deque()
-        """Messages parsed but not handled yet (the same)."""
-        self._readingPaused = False
-        """Reading stopped until this connection's next turn (``perTurn`` messages were handled)."""
-        self._nextTurn: IDelayedCall | None = None
-
-    def connectionMade(self) -> None:
-        assert self.transport is not None
-        # Every packet is its own write, and none may wait for the peer's
-        # delayed ACK (Nagle): the official server sets TCP_NODELAY too.
-        noDelay(self.transport)
-        self._write = writerFor(self.transport)
-        peer = self.transport.getPeer()
-        self.host = str(getattr(peer, "host", "?"))
-        self.peer = f"{self.host}:{getattr(peer, 'port', '?')}"
-        self.transport.registerProducer(self, True)  # type: ignore[attr-defined]
-        self.lobby.connections.add(self)
-
-    # IPushProducer: the transport's write buffer is full, or has drained.
-    def pauseProducing(self) -> None:
-        if not self._writesPaused:
-            self._writesPaused = True
-            self._unsent = 0
-            if not self.closing:
-                self.transport.pauseProducing()  # type: ignore[union-attr]
-
-    def resumeProducing(self) -> None:
-        if self._writesPaused:
-            self._writesPaused = False
-            if not self.closing and self._nextTurn is None:
-                self.transport.resumeProducing()  # type: ignore[union-attr]
-                self._consume()
-
-    def stopProducing(self) -> None:
-        self.closing = True
-
-    # -- out -----------------------------------------------------------------------
-
-    def sendPacket(self, packet: Element) -> None:
-        if self.transport is None or (self.closing and packet.tag != "left"):
-            return
-        raw = self.lobby.render(packet)
-        if not self.started:
-            self.started = True
-            raw = b"<protocol>" + raw
-        if self.lobby.tracing:
-            self.lobby.trace("out", self.peer, raw.decode("utf-8"), packet.tag)
-        if self._writesPaused:
-            self._unsent += len(raw)
-            if self._unsent > self.limits.maxUnsent:
-                self._drop(f"it has not read {self._unsent} bytes written to it")
-                return
-        self._write(raw)
-
-    def _drop(self, why: str) -> None:
-        """Abort a connection that does not read: a clean close would wait for it forever."""
-        self.log.warn("dropping {peer}: {why}", peer=self.peer, why=why)
-        self.closing = True
-        self._leaveGame()
-        self.lobby.forget(self)
-        self.transport.abortConnection()  # type: ignore[union-attr]
-
-    def leftRoom(self, roomId: str) -> None:
-        self.sendPacket(tag("left", {"roomId": roomId}))
-        self.room = None
-        self.closing = True
-        self._closeTimer = self.lobby.clock.callLater(CLOSE_GRACE, self._closeNow)
+    host: str
+    peer: str
+    room: RoomEntry | None
+    """The room it plays in (set by the lobby when it joins)."""
+    admin: bool
+    wrongPasswords: int
+    """Wrong administrator passwords given on this connection."""
 
     def error(self, message: str, original: Element | None) -> None:
-        self._erred = True
-        self.sendPacket(errorPacket(message, original))
+        """Answer with an errorpacket."""
 
     def closeAfter(self, message: str, original: Element | None) -> None:
-        """An errorpacket, and the end of this connection (and of its game, which it leaves)."""
-        self.log.info("closing {peer}: {why}", peer=self.peer, why=message)
-        self.error(message, original)
-        self._leaveGame()
-        self.closing = True
-        self.transport.loseConnection()  # type: ignore[union-attr]
-
-    def _closeNow(self) -> None:
-        self._closeTimer = None
-        if self.transport is not None:
-            self.transport.loseConnection()
-
-    # -- in ------------------------------------------------------------------------
-
-    def dataReceived(self, data: bytes) -> None:
-        self._input.append(data)
-        self._consume()
-
-    def _consume(self) -> None:
-        """Parse and handle input, a piece at a time, while the client reads what we write.
-
-        When the client stops reading (the transport pauses us), handling
-        stops too, even in the middle of a read: what is left waits, parsed
-        or not, until it reads again. A client cannot make the server answer
-        more than one piece of its input ahead of what it has read.
-        """
-        self._nextTurn = None
-        handled = 0
-        while not self.closing and not self._writesPaused:
-            if handled >= self.limits.perTurn and (self._messages or self._input):
-                # The other connections' turn: read no more of this one until then.
-                self._readingPaused = True
-                self.transport.pauseProducing()  # type: ignore[union-attr]
-                self._nextTurn = self.lobby.clock.callLater(0, self._consume)
-                return
-            if self._messages:
-                handled += 1
-                self._handleMessage(self._messages.popleft())
-                continue
-            if not self._input:
-                break
-            data = self._input.popleft()
-            if len(data) > INPUT_PIECE:
-                data, rest = data[:INPUT_PIECE], data[INPUT_PIECE:]
-                self._input.appendleft(rest)
-            try:
-                self._messages.extend(self.reader.feed(data))
-            except XmlError as error:
-                self._badXml(data, error)
-                return
-        if self._readingPaused and not self.closing and not self._writesPaused:
-            self._readingPaused = False
-            self.transport.resumeProducing()  # type: ignore[union-attr]
-        if self.reader.closed and not self._messages and not self.closing:
-            self._leaveGame()
-            self.closing = True
-            self.transport.loseConnection()  # type: ignore[union-attr]
-
-    def _badXml(self, data: bytes, error: XmlError) -> None:
-        self.lobby.trace("in", self.peer, data.decode("utf-8", "replace"), f"XML error: {error}")
-        self.log.warn("bad XML from {peer}: {reason}", peer=self.peer, reason=str(error))
-        self.error(f"bad XML: {error}", None)
-        self._leaveGame()
-        self.closing = True
-        assert self.transport is not None
-        self.transport.loseConnection()
-
-    def _handleMessage(self, message: Element) -> None:
-        if self.lobby.tracing:
-            self.lobby.trace("in", self.peer, render(message, 0).strip(), message.tag)
-        self._erred = False
-        try:
-            self.handle(message)
-        except Exception:
-            self.log.failure("error handling <{tag}> from {peer}", tag=message.tag, peer=self.peer)
-            self.error(f"internal error handling <{message.tag}>", message)
-        self._errorsInRow = self._errorsInRow + 1 if self._erred else 0
-        if self._errorsInRow > self.limits.errorsInRow and not self.closing:
-            self.closeAfter(f"{self._errorsInRow} requests in a row were errors", None)
-
-    def handle(self, message: Element) -> None:
-        name = message.tag
-        if name == "close":
-            self._leaveGame()
-            self.closing = True
-            self.transport.loseConnection()  # type: ignore[union-attr]
-        elif name in ("join", "joinRoom", "joinPrepared"):
-            if self.room is not None or self.closing:
-                self.error("already in a room", message)
-            else:
-                self.lobby.join(self, message)
-        elif name in ADMIN_REQUESTS:
-            self.lobby.administer(self, message)
-        elif name == "room":
-            self._roomMessage(message)
-        else:
-            self.error(f"unknown request <{name}>", message)
-
-    def _roomMessage(self, message: Element) -> None:
-        data = message.find("data")
-        if self.room is None or message.get("roomId") != self.room.core.roomId:
-            self.error(f"you are not a player of room {message.get('roomId')!r}", message)
-        elif data is None or data.get("class") != "move":
-            self.error('the only room message a player sends is <data class="move">', message)
-        else:
-            self.room.machine.move(self, data)
-
-    def _leaveGame(self) -> None:
-        if self.room is not None:
-            room, self.room = self.room, None
-            room.machine.playerLeft(self)
-
-    def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
-        if self._nextTurn is not None and self._nextTurn.active():
-            self._nextTurn.cancel()
-        self._nextTurn = None
-        self._messages.clear()
-        self._input.clear()
-        if self._closeTimer is not None and self._closeTimer.active():
-            self.closedAfterLeft = True
-            self._closeTimer.cancel()
-        self._leaveGame()
-        self.lobby.forget(self)
-        self.lobby.connections.discard(self)
-        self.lobby._connectionClosed()
+        """An errorpacket, and the end of the connection."""
 
 
-class Lobby(Factory):
-    """All rooms of one server; builds a L{SochaProtocol} per connection."""
+class Lobby:
+    """All rooms of one server, their reservations, observers and administrators."""
 
     log = Logger()
 
     def __init__(
         self,
         clock: IReactorTime,
+        limits: SochaLimits,
         password: str | None = None,
         timeouts: bool = True,
         paused: bool = False,
         rng: random.Random | None = None,
-        trace: Tracer | None = None,
-        limits: SochaLimits | None = None,
     ) -> None:
         self.clock = clock
-        self._lastRendered: tuple[Element, bytes] | None = None
-        self.limits = limits or SochaLimits()
+        self.limits = limits
         self.password = password
-        self.wrongPasswords = AddressBuckets(
-            self.limits.wrongPasswordsPerAddress, self.limits.wrongPasswordsPerMinute, clock
-        )
+        self.wrongPasswords = AddressBuckets(limits.wrongPasswordsPerAddress, limits.wrongPasswordsPerMinute, clock)
         self.timeouts = timeouts
         self.paused = paused
         self.rng = rng or random.Random()
-        self.tracing = trace is not None
-        """Whether ``--trace`` is on: when off, no message is rendered or decoded for it."""
-        self.trace: Tracer = trace or (lambda direction, peer, raw, what: None)
-        self.rooms: dict[str, _Room] = {}
+        self.rooms: dict[str, RoomEntry] = {}
         self.reservations: dict[str, tuple[str, int]] = {}
         self.observers: dict[str, list[Client]] = {}
-        self.admins: set[SochaProtocol] = set()
-        self.connections: set[SochaProtocol] = set()
-        self._allClosed: Deferred[None] | None = None
-
-    def render(self, packet: Element) -> bytes:
-        """The packet's XML, rendered and encoded once for all its recipients (players and observers).
-
-        A room sends the same packet object to each of them in turn; packets
-        are not changed once sent.
-        """
-        last = self._lastRendered
-        if last is not None and last[0] is packet:
-            return last[1]
-        raw = render(packet).encode("utf-8")
-        self._lastRendered = (packet, raw)
-        return raw
-
-    def buildProtocol(self, addr: object) -> SochaProtocol:
-        return SochaProtocol(self)
+        self.admins: set[Member] = set()
 
     # -- rooms -----------------------------------------------------------------------
 
-    def newRoom(self, gameType: str, prepared: bool, paused: bool) -> _Room:
+    def newRoom(self, gameType: str, prepared: bool, paused: bool) -> RoomEntry:
         roomId = str(uuid.uuid4())
         core = RoomCore(
             roomId,
-            ADAPTERS[gameType],
+            GAME_TYPES[gameType],
             self.clock,
             self.removeRoom,
             self.observers.setdefault(roomId, []),
-            paused=paused,
             timeouts=self.timeouts,
             rng=random.Random(self.rng.random()),
         )
-        room = _Room(RoomMachine(core), core, prepared)
+        room = RoomEntry(openRoom(core, paused), core, prepared)
         self.rooms[roomId] = room
         return room
 
@@ -388,20 +138,24 @@ class Lobby(Factory):
                 if slot.reservation is not None:
                     self.reservations.pop(slot.reservation, None)
 
-    def join(self, client: SochaProtocol, message: Element) -> None:
+    def join(self, client: Member, message: Element) -> None:
+        """``join`` (pairing: the first open room of the game type), ``joinRoom`` or ``joinPrepared``."""
+        if client.room is not None:
+            client.error("already in a room", message)
+            return
         kind = message.tag
         if kind == "join":
             gameType = message.get("gameType") or DEFAULT_GAME
-            if gameType not in ADAPTERS:
-                client.error(f"unknown gameType {gameType!r}; this server offers {', '.join(ADAPTERS)}", message)
+            if gameType not in GAME_TYPES:
+                client.error(f"unknown gameType {gameType!r}; this server offers {', '.join(GAME_TYPES)}", message)
                 return
             room = next(
                 (
                     r
                     for r in self.rooms.values()
                     if not r.prepared
-                    and r.core.adapter.gameType == gameType
-                    and r.core.state is None
+                    and r.core.gameType.gameType == gameType
+                    and r.core.game is None
                     and any(s.client is None for s in r.core.slots)
                 ),
                 None,
@@ -435,7 +189,7 @@ class Lobby(Factory):
 
     # -- administration --------------------------------------------------------------------
 
-    def administer(self, client: SochaProtocol, message: Element) -> None:
+    def administer(self, client: Member, message: Element) -> None:
         kind = message.tag
         if kind == "authenticate":
             self.authenticate(client, message)
@@ -460,9 +214,9 @@ class Lobby(Factory):
         elif kind == "step":
             room.machine.step()
         else:
-            room.machine.cancel()
+            room.machine.cancel(CANCELLED)
 
-    def authenticate(self, client: SochaProtocol, message: Element) -> None:
+    def authenticate(self, client: Member, message: Element) -> None:
         """Check the password, in constant time, and count the wrong ones per connection and per address."""
         if self.password is None:
             client.error("administration is disabled on this server (no --password)", message)
@@ -477,17 +231,17 @@ class Lobby(Factory):
             self.admins.add(client)
             return
         self.wrongPasswords.fail(client.host)
-        client._wrongPasswords += 1
+        client.wrongPasswords += 1
         self.log.warn("wrong administrator password from {peer}", peer=client.peer)
-        if client._wrongPasswords >= self.limits.wrongPasswords:
-            client.closeAfter(f"wrong password ({client._wrongPasswords} on this connection)", message)
+        if client.wrongPasswords >= self.limits.wrongPasswords:
+            client.closeAfter(f"wrong password ({client.wrongPasswords} on this connection)", message)
         else:
             client.error("wrong password", message)
 
-    def prepare(self, client: SochaProtocol, message: Element) -> None:
+    def prepare(self, client: Member, message: Element) -> None:
         gameType = message.get("gameType") or DEFAULT_GAME
         slots = message.findall("slot")
-        if gameType not in ADAPTERS:
+        if gameType not in GAME_TYPES:
             client.error(f"unknown gameType {gameType!r}", message)
             return
         if len(slots) != 2:
@@ -506,41 +260,22 @@ class Lobby(Factory):
             tag("prepared", {"roomId": room.core.roomId}, *(tag("reservation", None, code) for code in codes))
         )
 
-    def shutdown(self, reason: str = "Der Server wird beendet.") -> Deferred[None]:
-        """The server stops: end every game with a result and ``<left/>``, then close every connection.
+    # -- leaving -------------------------------------------------------------------------
 
-        Real players (the ``socha`` library among them) end on ``<left/>``,
-        but not on a closed connection: without this they would wait forever.
-        Fires when every connection has closed, or after ``SHUTDOWN_GRACE``.
-        """
-        for room in list(self.rooms.values()):
-            room.core.cancelReason = reason
-            room.machine.cancel()
-        for client in list(self.connections):
-            client.closing = True
-            if client.transport is not None:
-                client.transport.loseConnection()
-        if not self.connections:
-            return succeed(None)
-        self._allClosed = Deferred()
-        grace = self.clock.callLater(SHUTDOWN_GRACE, self._shutdownOver)
-        self._allClosed.addBoth(lambda result: grace.cancel() if grace.active() else None)
-        return self._allClosed
+    def leave(self, client: Member) -> None:
+        """A player leaves its room (closed, ``<close/>``, dropped): the room decides what that means."""
+        if client.room is not None:
+            room, client.room = client.room, None
+            room.machine.playerLeft(client)
 
-    def _shutdownOver(self) -> None:
-        """The grace is over: drop whoever is still connected, and let the process go."""
-        for client in list(self.connections):
-            if client.transport is not None:
-                client.transport.abortConnection()  # type: ignore[attr-defined]
-        if self._allClosed is not None and not self._allClosed.called:
-            self._allClosed.callback(None)
-
-    def _connectionClosed(self) -> None:
-        if self._allClosed is not None and not self.connections and not self._allClosed.called:
-            self._allClosed.callback(None)
-
-    def forget(self, client: SochaProtocol) -> None:
+    def forget(self, client: Member) -> None:
+        """A connection is gone: no longer an administrator nor an observer."""
         self.admins.discard(client)
         for observers in self.observers.values():
             if client in observers:
                 observers.remove(client)
+
+    def cancelAll(self, reason: str) -> None:
+        """End every game with a result (``reason``) and ``<left/>``: the server stops."""
+        for room in list(self.rooms.values()):
+            room.machine.cancel(reason)

@@ -17,7 +17,7 @@ from twisted.python.failure import Failure
 
 from velhanet.games.piranhas import FIELD_VALUES, SIZE, PiranhasState
 from velhanet.sendnow import noDelay
-from velhanet.socha.xml import XmlError, XmlStreamReader
+from velhanet.socha.wire import XmlError, XmlStreamReader
 
 
 def stateFromMemento(data: Element) -> PiranhasState:

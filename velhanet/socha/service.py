@@ -7,45 +7,38 @@ from typing import Any
 from twisted.application import strports
 from twisted.application.service import IService, MultiService
 from twisted.internet.defer import Deferred, gatherResults
-from twisted.logger import Logger
 
 from velhanet.listening import withBacklog
-from velhanet.socha.lobby import Lobby
+from velhanet.socha.protocol import SochaFactory
+from velhanet.tracing import asText, logTracer, orGlobalReactor
 
-log = Logger(namespace="velhanet.socha.trace")
+
+def _stripped(raw: bytes | str) -> str:
+    """A packet as one trace line shows it: without the newline and indentation it is written with."""
+    return asText(raw).strip()
 
 
-def traceToLog(direction: str, peer: str, raw: str, what: str) -> None:
-    """``--trace``: each message in and out, raw and decoded (its element name)."""
-    log.info(
-        "{arrow} {peer} <{what}> {raw}",
-        arrow="->" if direction == "out" else "<-",
-        peer=peer,
-        what=what,
-        raw=raw.strip(),
-    )
+traceToLog = logTracer("velhanet.socha.trace", "{arrow} {peer} <{decoded}> {raw}", _stripped)
+"""``--trace``: each message in and out, raw and decoded (its element name)."""
 
 
 class SochaService(MultiService):
     """The listening port and the lobby; stopping ends every game properly before the process exits."""
 
-    def __init__(self, lobby: Lobby, listening: IService) -> None:
+    def __init__(self, factory: SochaFactory, listening: IService) -> None:
         super().__init__()
-        self.lobby = lobby
+        self.factory = factory
         listening.setServiceParent(self)
 
     def stopService(self) -> Deferred[list[object]]:
-        stopped: Deferred[object] = super().stopService()  # type: ignore[assignment]
-        closed: Deferred[object] = self.lobby.shutdown()  # type: ignore[assignment]
+        stopped: Deferred[object] = super().stopService()
+        closed: Deferred[object] = self.factory.shutdown()  # type: ignore[assignment]
         return gatherResults([stopped, closed])
 
 
 def makeService(options: Any, reactor: Any = None) -> IService:
-    if reactor is None:
-        from twisted.internet import reactor as globalReactor
-
-        reactor = globalReactor
-    lobby = Lobby(
+    reactor = orGlobalReactor(reactor)
+    factory = SochaFactory(
         clock=reactor,
         password=options["password"],
         timeouts=not options["no-timeout"],
@@ -53,4 +46,4 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         trace=traceToLog if options["trace"] else None,
         limits=options["limits"],
     )
-    return SochaService(lobby, strports.service(withBacklog(options["listen"]), lobby, reactor=reactor))
+    return SochaService(factory, strports.service(withBacklog(options["listen"]), factory, reactor=reactor))

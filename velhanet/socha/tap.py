@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from velhanet.limits import LimitOptions
 from velhanet.socha.lobby import SochaLimits
-from velhanet.socha.service import makeService as _makeService
+from velhanet.socha.service import makeService
+
+__all__ = ["Options", "makeService"]
 
 
 class Options(LimitOptions):
@@ -26,7 +26,3 @@ class Options(LimitOptions):
         ["listen", None, "tcp:13050:interface=127.0.0.1", "Twisted endpoint to listen on"],
         ["password", None, None, "administrator password (without it administration is disabled)"],
     ]
-
-
-def makeService(options: Any) -> Any:
-    return _makeService(options)

@@ -16,7 +16,8 @@ from twisted.protocols.basic import LineReceiver
 
 from velhanet.bots.tictactoe import PerfectBot
 from velhanet.games.kinarow import KInARowState
-from velhanet.velha.match import placeToPosition
+from velhanet.tracing import Tracer, arrow
+from velhanet.velha.room import placeToPosition
 
 if TYPE_CHECKING:
     from velhanet.velha.lobby import Lobby
@@ -195,9 +196,13 @@ class ConsoleFrontEnd(LineReceiver):
             self.say(problem)
         self.prompt()
 
-    def traceLine(self, direction: str, channel: str, peer: str, raw: bytes, decoded: object) -> None:
-        arrow = "->" if direction == "out" else "<-"
-        self.say(f"[{channel} {arrow} {peer}] {raw!r}  {decoded}")
+    def tracer(self, channel: str) -> Tracer:
+        """``--trace`` on the console: each message of ``channel`` (udp, tcp) as one line above the prompt."""
+
+        def trace(direction: str, peer: str, raw: bytes | str, decoded: object) -> None:
+            self.say(f"[{channel} {arrow(direction)} {peer}] {raw!r}  {decoded}")
+
+        return trace
 
     # FrontEnd
     def peerOnline(self, nick: str, address: str) -> None:

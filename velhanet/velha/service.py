@@ -14,10 +14,11 @@ from twisted.internet.stdio import StandardIO
 from twisted.logger import ILogObserver, Logger, textFileLogObserver
 from twisted.python.components import Componentized
 
+from velhanet.tracing import Tracer, logTracer, noTrace, orGlobalReactor
 from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
-from velhanet.velha.lobby import Lobby, Tracer, noTrace
-from velhanet.velha.match import MatchSettings
-from velhanet.velha.protocol import ReactorTcpNetwork, VelhaDatagramProtocol
+from velhanet.velha.lobby import Lobby
+from velhanet.velha.protocol import ReactorTcpNetwork
+from velhanet.velha.room import MatchSettings
 
 UDP_RECEIVE_BUFFER = 1 << 20
 """Bytes of datagrams the kernel may hold for us while we are busy (a flood must not crowd out peers)."""
@@ -71,35 +72,35 @@ class VelhaService(MultiService):
 
     def startService(self) -> None:
         options, reactor = self.options, self.reactor
-        datagrams = VelhaDatagramProtocol()
-        self.udpPort = reactor.listenUDP(options["port"], datagrams, interface=options["interface"])
-        udpSocket = getattr(self.udpPort, "socket", None)
-        if udpSocket is not None:  # room for a burst (the kernel caps it at net.core.rmem_max)
-            udpSocket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RECEIVE_BUFFER)
         frontEnd: Any
-        trace: Tracer
+        traces: tuple[Tracer, Tracer]
         if options["bot"]:
             frontEnd = BotFrontEnd(reactor, moveDelay=options["move-delay"], seed=options["seed"])
-            trace = self._logTrace
+            traces = logTrace("udp"), logTrace("tcp")
         else:
             frontEnd = self.console = ConsoleFrontEnd(exit=self._exit)
-            trace = self.console.traceLine
+            traces = self.console.tracer("udp"), self.console.tracer("tcp")
+        if not options["trace"]:
+            traces = noTrace, noTrace
         self.lobby = Lobby(
             options["nick"],
             clock=reactor,
-            sendDatagram=datagrams.send,
             network=ReactorTcpNetwork(reactor, options["interface"]),
             frontEnd=frontEnd,
             announceTargets=options["announce"] or broadcastAddresses(),
             port=options["port"],
             acceptPolicy=options["accept"],
             autoInvite=options["invite"],
-            trace=trace if options["trace"] else noTrace,
+            traceDatagrams=traces[0],
+            traceMatch=traces[1],
             settings=MatchSettings(
                 peer=options["peer-timeout"], startGrace=options["start-grace"], first=options["first"]
             ),
         )
-        datagrams.lobby = self.lobby
+        self.udpPort = reactor.listenUDP(options["port"], self.lobby.datagrams, interface=options["interface"])
+        udpSocket = getattr(self.udpPort, "socket", None)
+        if udpSocket is not None:  # room for a burst (the kernel caps it at net.core.rmem_max)
+            udpSocket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RECEIVE_BUFFER)
         frontEnd.attach(self.lobby)
         if self.console is not None:
             StandardIO(self.console, reactor=reactor)
@@ -123,20 +124,13 @@ class VelhaService(MultiService):
         if self.reactor.running:
             self.reactor.stop()
 
-    def _logTrace(self, direction: str, channel: str, peer: str, raw: bytes, decoded: object) -> None:
-        self.log.info(
-            "{arrow} {channel} {peer} {raw!r} {decoded}",
-            arrow="->" if direction == "out" else "<-",
-            channel=channel,
-            peer=peer,
-            raw=raw,
-            decoded=str(decoded),
-        )
+
+def logTrace(channel: str) -> Tracer:
+    """The bot's ``--trace``: one log line per message, as ``-> udp 10.0.0.2 b'04007Bo' Invite(...)``."""
+    return logTracer(
+        "velhanet.velha.service.VelhaService", format=f"{{arrow}} {channel} {{peer}} {{raw}} {{decoded}}", showRaw=repr
+    )
 
 
 def makeService(options: Any, reactor: Any = None) -> VelhaService:
-    if reactor is None:
-        from twisted.internet import reactor as globalReactor
-
-        reactor = globalReactor
-    return VelhaService(options, reactor)
+    return VelhaService(options, orGlobalReactor(reactor))

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from twisted.python import usage
 
 from velhanet.velha import wire
-from velhanet.velha.lobby import PROTOCOL_PORT
-from velhanet.velha.match import PEER_TIMEOUT, START_GRACE
-from velhanet.velha.service import makeService as _makeService
+from velhanet.velha.protocol import PROTOCOL_PORT
+from velhanet.velha.room import PEER_TIMEOUT, START_GRACE
+from velhanet.velha.service import makeService as makeService
 
 
 class Options(usage.Options):
@@ -77,7 +75,3 @@ class Options(usage.Options):
         for name in ("move-delay", "peer-timeout", "start-grace"):
             if self[name] < 0:
                 raise usage.UsageError(f"--{name} must not be negative")
-
-
-def makeService(options: Any) -> Any:
-    return _makeService(options)

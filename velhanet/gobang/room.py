@@ -67,6 +67,7 @@ class GameCore:
     onOver: Callable[[GameCore], None]
     """Called once when the game has ended: the server forgets its participants."""
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gobang.game"))
+    """Named as when this module was ``game.py``: operators filter the log by it."""
     seats: list[Channel | None] = field(default_factory=lambda: [None, None])
     kibitzers: list[Channel] = field(default_factory=list)
     state: KInARowState | None = None
@@ -100,15 +101,15 @@ class GameCore:
         self.broadcast(ServerWord(opcode))
         self.onOver(self)
 
-
-def _result(state: KInARowState) -> tuple[int, str]:
-    outcome = state.outcome
-    assert outcome is not None
-    if outcome.winner is None:
-        return ServerOp.DRAW, f"draw ({outcome.reason})"
-    return (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS)[
-        outcome.winner
-    ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
+    def result(self, state: KInARowState) -> tuple[int, str]:
+        """The opcode that tells everyone how ``state`` ended, and why, for the log."""
+        outcome = state.outcome
+        assert outcome is not None
+        if outcome.winner is None:
+            return ServerOp.DRAW, f"draw ({outcome.reason})"
+        return (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS)[
+            outcome.winner
+        ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
 
 
 def _buildGame() -> TypeMachine[Game, GameCore]:
@@ -150,14 +151,6 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
     def resignTooEarly(inputs: Game, core: GameCore, channel: Channel) -> None:
         core.log.info("pid {pid}: game {number} has not started; resign dropped", pid=channel.pid, number=core.number)
 
-    @waiting.upon(Game.leave).loop()
-    def leftBeforeStart(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
-        if channel in core.kibitzers:
-            core.dropKibitzer(channel)
-            return
-        core.end(ServerOp.ABORTED, f"pid {channel.pid} left before the game started ({why})")
-        inputs._ended()
-
     @waiting.upon(Game.shutdown).to(over)
     @playing.upon(Game.shutdown).to(over)
     def shutdown(inputs: Game, core: GameCore) -> None:
@@ -186,7 +179,7 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         core.state = after
         core.broadcast(ServerWord(STONE[state.toMove], x, y))
         if after.outcome is not None:
-            core.end(*_result(after))
+            core.end(*core.result(after))
             inputs._ended()
             return
         core.askToMove()
@@ -201,15 +194,21 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
             )
             return
         core.state = state.apply(RESIGN)
-        core.end(*_result(core.state))
+        core.end(*core.result(core.state))
         inputs._ended()
 
+    @waiting.upon(Game.leave).loop()
     @playing.upon(Game.leave).loop()
     def leave(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
+        """A kibitzer leaves alone; a player who leaves ends the game for everyone (opcode 3)."""
         if channel in core.kibitzers:
             core.dropKibitzer(channel)
             return
-        core.end(ServerOp.ABORTED, f"the {COLOUR[core.colourOf(channel) or 0]} player (pid {channel.pid}) left: {why}")
+        if core.state is None:
+            why = f"pid {channel.pid} left before the game started ({why})"
+        else:
+            why = f"the {COLOUR[core.colourOf(channel) or 0]} player (pid {channel.pid}) left: {why}"
+        core.end(ServerOp.ABORTED, why)
         inputs._ended()
 
     return builder.build()

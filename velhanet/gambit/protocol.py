@@ -1,4 +1,8 @@
-"""The Gambit relay server: one protocol per connection, one room machine per game.
+"""The Gambit relay server's Twisted side: one protocol per connection, parse, feed, write.
+
+The protocol decodes (L{JsonStreamDecoder}), asks the L{Lobby} about
+CREATE and JOIN, feeds the commands of a game to its room machine, and
+writes what they answer, paced.
 
 Hot path, per message: decode (one scan and one ``json.loads``), a dict
 lookup for the room, the room's decision, one ``write``. No scan of all
@@ -19,7 +23,6 @@ open, per connection and per address.
 
 from __future__ import annotations
 
-import secrets
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,11 +33,13 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
+from velhanet.gambit.lobby import Game, Lobby
+from velhanet.gambit.room import Player
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, Texts
 from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.limits import AddressBuckets
 from velhanet.sendnow import noDelay, writerFor
+from velhanet.tracing import Tracer, noTrace
 
 SPACING = 0.01
 """Seconds between two writes to one connection (see the module docstring).
@@ -43,8 +48,6 @@ The original client goes back to ``Read`` microseconds after handling a
 message, so two objects 10 ms apart arrive in two reads. Only writes the
 client has not answered are paced (the relayed move and the END after a
 mate, for example); a game in lock step is not slowed at all."""
-
-MAX_NAME = 64
 
 
 @dataclass(frozen=True)
@@ -69,15 +72,6 @@ class GambitLimits:
     """How fast an address earns back failed JOINs: scanning 65,536 ids takes days."""
 
 
-@dataclass
-class _Game:
-    machine: Room
-    core: RoomCore
-
-
-Tracer = Callable[[str, str, bytes | str, object], None]
-
-
 @implementer(IPushProducer)
 class GambitServerProtocol(Protocol):
     """One client connection: parse, route to its room, write paced replies."""
@@ -89,7 +83,7 @@ class GambitServerProtocol(Protocol):
         self.limits = factory.limits
         self.decoder = JsonStreamDecoder(maxSize=factory.limits.maxMessage)
         self.name = ""
-        self.game: _Game | None = None
+        self.game: Game | None = None
         self.lastGameId: str | None = None
         self.peer = "?"
         self.host = "?"
@@ -107,7 +101,8 @@ class GambitServerProtocol(Protocol):
         self._readingPaused = False
         self._closed = False
         self._malformedInRow = 0
-        self._failedJoins = 0
+        self.failedJoins = 0
+        """JOINs to games that are not open, counted by the lobby."""
 
     # -- connection ---------------------------------------------------------------
 
@@ -217,6 +212,10 @@ class GambitServerProtocol(Protocol):
     def disconnect(self, why: str, tell: str) -> None:
         self.close(why, tell)
 
+    def seat(self, game: Game, name: str) -> None:
+        self.name = name
+        self.game = game
+
     def leaveRoom(self) -> None:
         if self.game is not None:
             self.lastGameId = self.game.core.gameId
@@ -274,9 +273,9 @@ class GambitServerProtocol(Protocol):
     def handle(self, message: Message) -> None:
         cmd = message.cmd
         if cmd == Cmd.CREATE:
-            self.create(message.user)
+            self.factory.lobby.create(self, message.user)
         elif cmd == Cmd.JOIN:
-            self.join(message.user, message.args)
+            self.factory.lobby.join(self, message.user, message.args)
         elif cmd in (Cmd.MOVE, Cmd.END, Cmd.DRAW):
             self.inGame(cmd, message.args)
         elif cmd in (Cmd.OK, Cmd.ERROR):
@@ -286,77 +285,9 @@ class GambitServerProtocol(Protocol):
         else:
             self._refused(self.factory.texts("unknownCmd", cmd=cmd))
 
-    def _checkName(self, user: str) -> str | None:
-        name = user.strip()
-        if not name:
-            self.send(Message(Cmd.ERROR, "", self.factory.texts("nameRequired")))
-            return None
-        if len(name) > MAX_NAME:
-            self.send(Message(Cmd.ERROR, "", self.factory.texts("nameTooLong", limit=MAX_NAME)))
-            return None
-        return name
-
-    def create(self, user: str) -> None:
-        texts = self.factory.texts
-        if self.game is not None:
-            self.send(Message(Cmd.ERROR, "", texts("alreadyInGame", game=self.game.core.gameId)))
-            return
-        name = self._checkName(user)
-        if name is None:
-            return
-        gameId = self.factory.newGameId()
-        if gameId is None:
-            self.send(Message(Cmd.ERROR, "", texts("noFreeId")))
-            return
-        self.name = name
-        core = RoomCore(gameId, self, self.factory.validate, self.factory.removeGame, texts)
-        self.game = _Game(RoomMachine(core), core)
-        self.factory.games[gameId] = self.game
-        self.send(Message(Cmd.OK, "", gameId))
-
-    def join(self, user: str, args: str) -> None:
-        texts = self.factory.texts
-        if self.game is not None:
-            self.send(Message(Cmd.ERROR, "", texts("alreadyInGame", game=self.game.core.gameId)))
-            return
-        failures = self.factory.joinFailures
-        if not failures.available(self.host):
-            seconds = max(1, round(failures.secondsUntilAvailable(self.host)))
-            self.send(Message(Cmd.ERROR, "", texts("joinsRefusedForAWhile", seconds=seconds)))
-            return
-        gameId = args.strip().lower()
-        game = self.factory.games.get(gameId)
-        if game is None:
-            self._failedJoin(texts("noSuchGame", game=args.strip()[:MAX_NAME]))
-            return
-        if game.core.black is not None:
-            self._failedJoin(texts("gameFull", game=gameId))
-            return
-        name = self._checkName(user)
-        if name is None:
-            return
-        if name == game.core.white.name:
-            self.send(Message(Cmd.ERROR, "", texts("sameName", name=name)))
-            return
-        self.name = name
-        self.game = game
-        game.machine.join(self)
-
-    def _failedJoin(self, text: str) -> None:
-        """A JOIN to a game that is not open: counted, so that game ids cannot be scanned."""
-        self.factory.joinFailures.fail(self.host)
-        self._failedJoins += 1
-        if self._failedJoins > self.limits.failedJoins:
-            count = self._failedJoins
-            self.close(f"{count} failed JOINs", self.factory.texts("tooManyFailedJoins", count=count))
-            return
-        self.send(Message(Cmd.ERROR, "", text))
-
     def inGame(self, cmd: int, args: str) -> None:
         if self.game is None:
-            if cmd == Cmd.END and self.lastGameId is not None:
-                return  # the original client says "I am mated" after the server said so
-            self.send(Message(Cmd.ERROR, "", self.factory.texts("outsideGame", verb=Cmd(cmd).name)))
+            self.factory.lobby.outsideGame(self, cmd)
             return
         machine = self.game.machine
         if cmd == Cmd.MOVE:
@@ -368,9 +299,14 @@ class GambitServerProtocol(Protocol):
 
 
 class GambitServerFactory(Factory):
-    """The game table: id → game, for every open game."""
+    """What every connection shares: the lobby, the clock, the limits, the tracer.
 
-    protocol = GambitServerProtocol  # type: ignore[assignment]
+    ``protocol`` and ``lobbyType`` are the seams a variant of the server
+    (``tests/broken/gambit_server.py``) replaces in a subclass.
+    """
+
+    protocol = GambitServerProtocol
+    lobbyType = Lobby
 
     def __init__(
         self,
@@ -383,24 +319,16 @@ class GambitServerFactory(Factory):
     ) -> None:
         self.clock = clock
         self.limits = limits or GambitLimits()
-        self.joinFailures = AddressBuckets(self.limits.failedJoinsPerAddress, self.limits.failedJoinsPerMinute, clock)
-        self.validate = validate
         self.texts = Texts(language)
         self.spacing = spacing
-        self.games: dict[str, _Game] = {}
-        self.trace: Tracer = trace or (lambda direction, peer, raw, decoded: None)
+        self.trace: Tracer = trace or noTrace
+        joinFailures = AddressBuckets(self.limits.failedJoinsPerAddress, self.limits.failedJoinsPerMinute, clock)
+        self.lobby = self.lobbyType(self.texts, validate, joinFailures, self.limits.failedJoins)
+
+    @property
+    def games(self) -> dict[str, Game]:
+        """The open games, id → game (the lobby's)."""
+        return self.lobby.games
 
     def buildProtocol(self, addr: object) -> GambitServerProtocol:
-        return GambitServerProtocol(self)
-
-    def newGameId(self) -> str | None:
-        """Four lowercase hex digits, unique among open games (None if all are taken)."""
-        if len(self.games) >= 0x10000:
-            return None
-        while True:
-            gameId = secrets.token_hex(2)
-            if gameId not in self.games:
-                return gameId
-
-    def removeGame(self, gameId: str) -> None:
-        self.games.pop(gameId, None)
+        return self.protocol(self)

@@ -1,4 +1,4 @@
-"""The Software-Challenge XML stream: a safe incremental reader and an XStream-style writer.
+"""The Software-Challenge wire: a safe incremental XML reader, an XStream-style writer, the result.
 
 A client's stream is one never-ending document ``<protocol> … `` whose
 depth-1 elements are the messages. The reader is expat fed incrementally;
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 from xml.etree.ElementTree import Element
 from xml.parsers import expat
@@ -189,18 +190,36 @@ def errorPacket(message: str, original: Element | None) -> Element:
     return tag("errorpacket", {"message": message}, *([] if original is None else [echo(original, "originalRequest")]))
 
 
-def resultElement(
-    fragments: tuple[tuple[str, str], ...],
-    players: list[tuple[str, str, list[int]]],
-    winner: str | None,
-    regular: bool,
-    reason: str,
+@dataclass(frozen=True)
+class Verdict:
+    """How a room's game ended, before it is written as ``<data class="result">``."""
+
+    winner: int | None
+    """Team index (0 = ONE), or None: a draw, or a game cancelled without a winner."""
+    regular: bool
+    """The game ended by its rules (not by a violation or a cancel)."""
+    reason: str
+    parts: tuple[int, int]
+    """The second score part of each team (the game's own measure)."""
+    violator: int | None = None
+    """The team that broke a rule of the protocol and scores nothing."""
+
+    def points(self) -> tuple[int, int]:
+        """Victory points, as the official server: 2 a win, 1 a draw, 0 a loss, a cancel or a violation."""
+        if self.regular:
+            return (1, 1) if self.winner is None else (2 - 2 * self.winner, 2 * self.winner)
+        if self.violator is not None:
+            return (2 * self.violator, 2 - 2 * self.violator)
+        return (0, 0)
+
+
+def resultData(
+    fragments: tuple[tuple[str, str], ...], displayNames: tuple[str, str], teams: tuple[str, str], verdict: Verdict
 ) -> Element:
     """``<data class="result">``: the score definition, each player's parts, the winner.
 
-    ``fragments`` are (name, aggregation) of the score parts after the
-    victory points; ``players`` are (display name, team, parts) in team
-    order; ``winner`` is a team name or None for a draw.
+    ``fragments`` are (name, aggregation) of the score parts, the victory
+    points first; ``displayNames`` and ``teams`` are in team order.
     """
     definition = tag(
         "definition",
@@ -212,24 +231,25 @@ def resultElement(
                 tag("aggregation", None, aggregation),
                 tag("relevantForRanking", None, "true"),
             )
-            for name, aggregation in (("Siegpunkte", "SUM"), *fragments)
+            for name, aggregation in fragments
         ),
     )
-    scores = tag(
-        "scores",
-        None,
-        *(
+    points = verdict.points()
+    entries = []
+    for team in (0, 1):
+        parts = (0, 0) if team == verdict.violator else (points[team], verdict.parts[team])
+        entries.append(
             tag(
                 "entry",
                 None,
-                tag("player", {"name": name or None, "team": team}),
+                tag("player", {"name": displayNames[team] or None, "team": teams[team]}),
                 tag("score", None, *(tag("part", None, str(part)) for part in parts)),
             )
-            for name, team, parts in players
-        ),
-    )
-    verdict = tag("winner", {"team": winner, "regular": "true" if regular else "false", "reason": reason})
-    return tag("data", {"class": "result"}, definition, scores, verdict)
+        )
+    winner = teams[verdict.winner] if verdict.winner is not None else None
+    regular = "true" if verdict.regular else "false"
+    verdictElement = tag("winner", {"team": winner, "regular": regular, "reason": verdict.reason})
+    return tag("data", {"class": "result"}, definition, tag("scores", None, *entries), verdictElement)
 
 
 _TEXT_SPECIALS: Final = re.compile("[&<>]")

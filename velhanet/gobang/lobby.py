@@ -1,4 +1,7 @@
-"""The Gobang server's routing: words from the one server FIFO to the right game.
+"""The Gobang lobby: who plays whom, and every word from the one server FIFO to the right game.
+
+Pure rules (routing by pid, pairing, kibitzers, Kill, liveness): it sees
+words and channels, never a FIFO.
 
 Many games share one server FIFO. Black and white signons pair up in
 arrival order: a signon joins the oldest game that waits for its colour,
@@ -6,7 +9,7 @@ or opens a new one. A kibitzer names a game with x (the game number the
 server logs, 1, 2, …) or sends x = 0 for the oldest game in progress (or,
 if none is playing yet, the oldest waiting one).
 
-The table only sees pids and L{Channel}s; opening a client's FIFO (with
+The lobby only sees pids and L{Channel}s; opening a client's FIFO (with
 its security checks), telling whether a process is alive and whether it
 may kill the server are injected, so all of this runs in memory in tests.
 """
@@ -20,8 +23,8 @@ from typing import Protocol
 from twisted.logger import Logger
 
 from velhanet.games.kinarow import KInARowRules
-from velhanet.gobang.game import BLACK, WHITE, Channel, Game, GameCore, GameMachine
-from velhanet.gobang.wire import ClientOp, ClientWord, ServerOp, ServerWord
+from velhanet.gobang.room import BLACK, WHITE, Channel, Game, GameCore, GameMachine
+from velhanet.gobang.wire import ClientOp, ClientWord, Refused, ServerOp, ServerWord
 
 DROPS_LOGGED_PER_READ = 16
 """Dropped words logged one by one per read of the server FIFO; the rest are summed up in one line.
@@ -48,12 +51,8 @@ def _misfit(word: ClientWord) -> str | None:
     return None
 
 
-class Refused(Exception):
-    """A signon that cannot be accepted (no FIFO, not a FIFO, wrong owner, …); the text says why."""
-
-
 class ClientChannel(Channel, Protocol):
-    """A channel the table can also close."""
+    """A channel the lobby can also close."""
 
     def close(self) -> None: ...
 
@@ -65,8 +64,11 @@ class _Seat:
     channel: ClientChannel
 
 
-class Table:
+class Lobby:
+    """Games by number, participants by pid; ``coreType`` is the seam a variant of the server replaces."""
+
     log = Logger()
+    coreType = GameCore
 
     def __init__(
         self,
@@ -181,7 +183,7 @@ class Table:
         for game, core in self.games.values():  # dicts keep creation order: oldest first
             if core.state is None and core.seats[colour] is None:
                 return game, core
-        core = GameCore(self.nextNumber, self.rules, self._gameOver)
+        core = self.coreType(self.nextNumber, self.rules, self._gameOver)
         self.nextNumber += 1
         game = GameMachine(core)
         self.games[core.number] = (game, core)

@@ -1,0 +1,171 @@
+"""The checker's own JogoVelha side: its UDP port, and a series played over a TCP socket by
+velhanet's match machine (the reference side) with a perfect bot.
+
+The checks in ``velhanet.conformance.velha`` use these with blocking sockets
+and the wall clock, as a student's program would be met on a LAN: the match
+machine's ``Clock`` is advanced by the wall clock as the series runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import socket
+import time
+
+from twisted.internet.task import Clock
+
+from velhanet.bots.tictactoe import PerfectBot
+from velhanet.games.kinarow import KInARowState
+from velhanet.velha import wire
+from velhanet.velha.room import MatchCore, MatchMachine, MatchSettings, deliver, placeToPosition
+
+
+class Udp:
+    """Our UDP port: send to the target at the protocol port, receive decoded datagrams."""
+
+    def __init__(self, local: str, port: int) -> None:
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind((local, port))
+        self.port = port
+
+    def send(self, host: str, data: bytes) -> None:
+        self.socket.sendto(data, (host, self.port))
+
+    def receive(self, kind: type, sender: str, timeout: float) -> object | None:
+        """The next datagram of ``kind`` from ``sender`` within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            self.socket.settimeout(remaining)
+            try:
+                data, (host, _) = self.socket.recvfrom(2048)
+            except TimeoutError:
+                return None
+            if host != sender:
+                continue
+            try:
+                message = wire.decodeDatagram(data)
+            except wire.MalformedMessage:
+                continue
+            if isinstance(message, kind):
+                return message
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+class Recorder:
+    """The match observer of the reference side: remembers events; asks the driver to move."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+        self.turn: KInARowState | None = None
+
+    def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None:
+        self.events.append(("game", (gameNumber, iStart)))
+
+    def moved(self, board: KInARowState, position: int, byMe: bool) -> None:
+        self.events.append(("moved", (position, byMe)))
+
+    def yourTurn(self, board: KInARowState) -> None:
+        self.turn = board
+
+    def gameOver(self, result: str, board: KInARowState, score: tuple[int, int]) -> None:
+        self.events.append(("gameOver", (result, score)))
+
+    def seriesOver(self, result: str, score: tuple[int, int]) -> None:
+        self.events.append(("seriesOver", (result, score)))
+
+    def matchEnded(self, reason: str) -> None:
+        self.events.append(("ended", reason))
+
+    def notice(self, text: str) -> None:
+        self.events.append(("notice", text))
+
+    def of(self, kind: str) -> list[object]:
+        return [value for k, value in self.events if k == kind]
+
+
+class SeriesDriver:
+    """Play one series over a connected TCP socket with velhanet's match machine and a perfect bot."""
+
+    def __init__(self, connection: socket.socket, isInvitee: bool, moveDelay: float = 0.3) -> None:
+        self.connection = connection
+        self.recorder = Recorder()
+        self.decoder = wire.StreamDecoder()
+        self.malformed: list[str] = []
+        self.closeWanted = False
+        self.peerClosed = False
+        self.bot = PerfectBot(seed=1)
+        self.moveDelay = moveDelay
+        self.clock = Clock()
+        """The match machine's clock, advanced by the wall clock as the driver runs."""
+        self.started = time.monotonic()
+        self.settings = MatchSettings()
+        self.machine = MatchMachine(
+            MatchCore(
+                isInvitee=isInvitee,
+                send=self._send,
+                close=self._wantClose,
+                observer=self.recorder,
+                peerNick="target",
+                clock=self.clock,
+                settings=self.settings,
+                random=random.Random(3),
+            )
+        )
+
+    def _send(self, message: wire.StreamMessage) -> None:
+        with contextlib.suppress(OSError):  # the peer has gone: the next read says so
+            self.connection.sendall(wire.encodeStream(message))
+
+    def _wantClose(self) -> None:
+        self.closeWanted = True
+
+    def run(self, timeout: float) -> None:
+        """Play until the series ends (or ``timeout``); then give the peer 3 s to close first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self.closeWanted and not self.peerClosed:
+            self.clock.advance(time.monotonic() - self.started - self.clock.seconds())
+            if self.recorder.turn is not None:
+                board, self.recorder.turn = self.recorder.turn, None
+                time.sleep(self.moveDelay)  # the reference program mishandles instant replies
+                self.machine.localMove(placeToPosition(self.bot.chooseMove(board)))
+                continue
+            self._read(min(1.0, max(0.01, deadline - time.monotonic())))
+        if self.closeWanted and not self.peerClosed:
+            closeBy = time.monotonic() + 3
+            while not self.peerClosed and time.monotonic() < closeBy:
+                self._read(closeBy - time.monotonic())
+
+    def _read(self, timeout: float) -> None:
+        self.connection.settimeout(max(timeout, 0.01))
+        try:
+            data = self.connection.recv(4096)
+        except TimeoutError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.peerClosed = True
+            self.machine.connectionLost("closed by the target")
+            return
+        for raw, item in self.decoder.feed(data):
+            if isinstance(item, wire.MalformedMessage):
+                self.malformed.append(f"{raw!r}: {item}")
+            else:
+                deliver(self.machine, item)
+
+
+def receiveStart(connection: socket.socket, timeout: float) -> bytes:
+    """The first bytes of the match if they are a MSG07 within ``timeout``, else empty."""
+    connection.settimeout(timeout)
+    try:
+        data = connection.recv(64)
+    except (TimeoutError, OSError):
+        return b""
+    return data if data.startswith(b"07") else b""

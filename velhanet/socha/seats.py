@@ -1,0 +1,144 @@
+"""A room's seats: its two players, its observers, and everything the room sends them.
+
+The L{RoomCore} of the room machine (``room.py``): the machine decides, the
+core writes the packets, the result and ``<left/>``. A test gives the machine
+a core whose clients are recording fakes (any object with ``sendPacket`` and
+``leftRoom``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+from xml.etree.ElementTree import Element
+
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+
+from velhanet.games.piranhas import TEAM_NAMES
+from velhanet.socha.games import GameEnd, GameType, HostedGame
+from velhanet.socha.wire import Verdict, resultData, tag
+
+PACKET_GAP = 0.05
+"""Seconds between two packets to one player that must arrive in separate reads."""
+
+
+class Client(Protocol):
+    """A connection as a room sees it."""
+
+    def sendPacket(self, packet: Element) -> None: ...
+
+    def leftRoom(self, roomId: str) -> None:
+        """Send ``<left roomId/>`` and wait for the client to close."""
+
+
+@dataclass
+class Slot:
+    team: int
+    displayName: str = ""
+    canTimeout: bool = True
+    reservation: str | None = None
+    client: Client | None = None
+
+    def name(self) -> str:
+        return self.displayName or TEAM_NAMES[self.team]
+
+
+@dataclass
+class RoomCore:
+    roomId: str
+    gameType: GameType
+    clock: IReactorTime
+    removeRoom: Callable[[str], None]
+    observers: list[Client]
+    slots: list[Slot] = field(default_factory=lambda: [Slot(0), Slot(1)])
+    timeouts: bool = True
+    packetGap: float = PACKET_GAP
+    rng: random.Random = field(default_factory=random.Random)
+    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.socha.room"))
+    game: HostedGame | None = None
+    """The game, from the welcome on."""
+
+    # -- sending ------------------------------------------------------------------
+
+    def roomPacket(self, data: Element) -> Element:
+        return tag("room", {"roomId": self.roomId}, data)
+
+    def toPlayers(self, data: Element, observers: bool = True) -> None:
+        packet = self.roomPacket(data)
+        for slot in self.slots:
+            if slot.client is not None:
+                slot.client.sendPacket(packet)
+        if observers:
+            self.toObservers(packet)
+
+    def toObservers(self, packet: Element) -> None:
+        for observer in self.observers:
+            observer.sendPacket(packet)
+
+    def sendMemento(self, game: HostedGame) -> None:
+        self.toPlayers(tag("data", {"class": "memento"}, game.stateElement()))
+
+    def announcePause(self, paused: bool) -> None:
+        self.toObservers(self.roomPacket(tag("data", {"class": "paused", "paused": "true" if paused else "false"})))
+
+    def mover(self) -> Slot | None:
+        team = self.game.toMove if self.game is not None else None
+        return None if team is None else self.slots[team]
+
+    def teamOf(self, client: Client) -> int | None:
+        for slot in self.slots:
+            if slot.client is client:
+                return slot.team
+        return None
+
+    def clear(self, client: Client) -> None:
+        for slot in self.slots:
+            if slot.client is client:
+                slot.client = None
+
+    # -- ending --------------------------------------------------------------------
+
+    def finish(self, verdict: Verdict) -> None:
+        """Send the result and ``<left/>`` to all; free the room."""
+        names = (self.slots[0].displayName, self.slots[1].displayName)
+        self.toPlayers(resultData(self.gameType.fragments, names, TEAM_NAMES, verdict))
+        self.log.info("room {room}: {reason}", room=self.roomId, reason=verdict.reason)
+        self.leaveAll()
+
+    def ended(self, end: GameEnd) -> None:
+        """The game ended by its rules."""
+        winner = end.winner
+        text = end.reason % self.slots[winner].name() if winner is not None and "%s" in end.reason else end.reason
+        self.finish(Verdict(winner, True, text, end.swarms))
+
+    def violation(self, team: int, what: str) -> None:
+        self.finish(Verdict(1 - team, False, f"{self.slots[team].name()} {what}", self.parts(), violator=team))
+
+    def unrequested(self, client: Client) -> None:
+        """A move nobody asked for: a process violation of its sender."""
+        team = self.teamOf(client)
+        assert team is not None, "the lobby routes only its players' moves to a room"
+        self.violation(team, "hat einen Zug gesendet, ohne dazu aufgefordert zu sein")
+
+    def playerLeft(self, client: Client) -> None:
+        team = self.teamOf(client)
+        assert team is not None, "only players leave a room"
+        self.slots[team].client = None
+        self.violation(team, "hat das Spiel verlassen.")
+
+    def cancelled(self, reason: str) -> None:
+        self.finish(Verdict(None, False, reason, self.parts()))
+
+    def parts(self) -> tuple[int, int]:
+        return self.game.parts() if self.game is not None else (0, 0)
+
+    def leaveAll(self) -> None:
+        """``<left/>`` to every player (who then closes) and observer (who stays connected)."""
+        for slot in self.slots:
+            if slot.client is not None:
+                slot.client.leftRoom(self.roomId)
+        self.toObservers(tag("left", {"roomId": self.roomId}))
+        self.removeRoom(self.roomId)

@@ -1,0 +1,231 @@
+"""The inviter's side of the handshake: MSG04 out, MSG05 in, MSG06 and one connection out.
+
+See ``invite.py`` for the handshake as a whole. The machine sends MSG04,
+and once more after 15 s if no MSG05 has come; an accepting MSG05 gets MSG06
+and, 0.2 s later, one TCP connection; a repeated MSG05 gets MSG06 again, and
+a new connection only if it names a new port (the original program waits on
+the newest port it opened). It lingers 30 s after connecting to answer late
+duplicates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from automat import TypeMachine, TypeMachineBuilder
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IDelayedCall
+from twisted.python.failure import Failure
+
+from velhanet.velha.interfaces import IInviterLink
+from velhanet.velha.invite import (
+    CONNECT_DELAY,
+    INVITE_COPIES,
+    INVITE_RESEND,
+    HandshakeCore,
+    cancelCall,
+)
+
+
+class Inviter(Protocol):
+    def start(self) -> None:
+        "The user invites the peer: send MSG04."
+
+    def accepted(self, port: int) -> None:
+        "MSG05 with a port arrived."
+
+    def declined(self) -> None:
+        "MSG05 with port 0 arrived."
+
+    def connected(self) -> None:
+        "Our TCP connection to the invitee is up; the match takes over."
+
+    def connectFailed(self, reason: str) -> None:
+        "The TCP connection could not be made."
+
+    def cancel(self) -> None:
+        "The user or the service gives up the invitation."
+
+    def _resendInvite(self) -> None:
+        "private: time to send MSG04 again."
+
+    def _windowClosed(self) -> None:
+        "private: 30 s without an answer."
+
+    def _connectNow(self) -> None:
+        "private: the pause after MSG06 is over: connect."
+
+    def _lingerOver(self) -> None:
+        "private: no more late duplicates expected."
+
+
+@dataclass
+class InviterCore(HandshakeCore):
+    """The inviter's collaborators: the shared ones, its link, its timings."""
+
+    link: IInviterLink
+    resendEvery: float = INVITE_RESEND
+    copies: int = INVITE_COPIES
+    connectDelay: float = CONNECT_DELAY
+    port: int = 0
+    """The invitee's port we connect (or connected) to: the newest one it named."""
+
+
+@dataclass
+class _Waiting:
+    resend: IDelayedCall | None
+    window: IDelayedCall
+    sent: int = 1
+
+    def cancel(self) -> None:
+        cancelCall(self.resend)
+        cancelCall(self.window)
+
+
+def _startWaiting(inputs: Inviter, core: InviterCore) -> _Waiting:
+    core.link.sendInvite()
+    resend = core.clock.callLater(core.resendEvery, inputs._resendInvite) if core.copies > 1 else None
+    return _Waiting(resend, core.clock.callLater(core.window, inputs._windowClosed))
+
+
+@dataclass
+class _Connecting:
+    """A pause, then one connection attempt; ``cancel`` stops whichever is pending."""
+
+    pause: IDelayedCall | None = None
+    attempts: list[Deferred[object]] = field(default_factory=list)
+
+    def cancel(self) -> None:
+        cancelCall(self.pause)
+        for attempt in self.attempts:
+            attempt.cancel()  # a pending attempt fails with CancelledError: connectFailed, absorbed
+
+    def connectSoon(self, inputs: Inviter, core: InviterCore) -> None:
+        cancelCall(self.pause)
+        self.pause = core.clock.callLater(core.connectDelay, inputs._connectNow)
+
+    def connectNow(self, inputs: Inviter, core: InviterCore) -> None:
+        self.pause = None
+        attempt = core.link.connect(core.port)
+        self.attempts.append(attempt)
+        attempt.addCallbacks(
+            lambda _: inputs.connected(),
+            lambda failure: inputs.connectFailed(_reason(failure)),
+        )
+
+
+def _startConnecting(inputs: Inviter, core: InviterCore, port: int) -> _Connecting:
+    core.port = port
+    core.link.sendAck()
+    connecting = _Connecting()
+    connecting.connectSoon(inputs, core)
+    return connecting
+
+
+def _reason(failure: Failure) -> str:
+    return failure.getErrorMessage() or failure.type.__name__  # type: ignore[union-attr]
+
+
+@dataclass
+class _Lingering(_Connecting):
+    """Connected: late MSG05s get MSG06; a new port gets a new connection."""
+
+    timer: IDelayedCall | None = None
+
+    def cancel(self) -> None:
+        super().cancel()
+        cancelCall(self.timer)
+
+
+def _startLingering(inputs: Inviter, core: InviterCore) -> _Lingering:
+    return _Lingering(timer=core.clock.callLater(core.linger, inputs._lingerOver))
+
+
+def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
+    builder = TypeMachineBuilder(Inviter, InviterCore)
+    idle = builder.state("idle")
+    waiting = builder.state("waiting", _startWaiting)
+    connecting = builder.state("connecting", _startConnecting)
+    lingering = builder.state("lingering", _startLingering)
+    done = builder.state("done")
+
+    idle.upon(Inviter.start).to(waiting).returns(None)
+    for ignored in (Inviter.accepted, Inviter.declined, Inviter.cancel, Inviter.connected, Inviter.connectFailed):
+        done.upon(ignored).loop().returns(None)
+
+    @waiting.upon(Inviter._resendInvite).loop()
+    def resend(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
+        core.link.sendInvite()
+        data.sent += 1
+        more = data.sent < core.copies
+        data.resend = core.clock.callLater(core.resendEvery, inputs._resendInvite) if more else None
+
+    @waiting.upon(Inviter.accepted).to(connecting)
+    def accepted(inputs: Inviter, core: InviterCore, data: _Waiting, port: int) -> None:
+        data.cancel()
+
+    @waiting.upon(Inviter.declined).to(done)
+    def declined(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
+        data.cancel()
+        core.link.sendAck()
+        core.end("declined", "the invitation was declined")
+
+    @waiting.upon(Inviter._windowClosed).to(done)
+    def noAnswer(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
+        data.cancel()
+        core.end("timeout", f"no answer within {core.window:g} s")
+
+    @waiting.upon(Inviter.cancel).to(done)
+    def cancelWaiting(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
+        data.cancel()
+        core.end("cancelled", "invitation withdrawn")
+
+    def connectNow(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
+        data.connectNow(inputs, core)
+
+    def repeatedAnswer(inputs: Inviter, core: InviterCore, data: _Connecting, port: int) -> None:
+        core.link.sendAck()
+        if port != core.port:
+            # The original opened a new port for a second invitation dialog
+            # and now waits on that one only.
+            core.port = port
+            core.link.report("reconnecting", f"the invitee answered again with port {port}; connecting there")
+            data.connectSoon(inputs, core)
+
+    def lateRefusal(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
+        """A refusal after an acceptance: the original's busy reply to our second MSG04."""
+
+    def stopConnecting(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
+        data.cancel()
+        core.link.finished()
+
+    # Connecting and lingering share these (a lingering inviter may connect again).
+    for state in (connecting, lingering):
+        state.upon(Inviter._connectNow).loop()(connectNow)
+        state.upon(Inviter.accepted).loop()(repeatedAnswer)
+        state.upon(Inviter.declined).loop()(lateRefusal)
+        state.upon(Inviter.cancel).to(done)(stopConnecting)
+    lingering.upon(Inviter._lingerOver).to(done)(stopConnecting)
+
+    @connecting.upon(Inviter.connected).to(lingering)
+    def connectedNow(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
+        core.link.report("connected", "connected; the match begins")
+
+    @connecting.upon(Inviter.connectFailed).to(done)
+    def failed(inputs: Inviter, core: InviterCore, data: _Connecting, reason: str) -> None:
+        data.cancel()
+        core.end("failed", f"could not connect: {reason}")
+
+    @lingering.upon(Inviter.connected).loop()
+    def reconnected(inputs: Inviter, core: InviterCore, data: _Lingering) -> None:
+        """The connection to the newer port is up; the lobby hands it the match."""
+
+    @lingering.upon(Inviter.connectFailed).loop()
+    def reconnectFailed(inputs: Inviter, core: InviterCore, data: _Lingering, reason: str) -> None:
+        core.link.report("failed", f"could not connect to the new port {core.port}: {reason}")
+
+    return builder.build()
+
+
+InviterMachine = _buildInviter()

@@ -1,0 +1,171 @@
+"""How the match follows a peer that departs from the text, and the endings every state shares.
+
+The original Java program (tiowillians/JogoVelhaSocket) departs from the
+text in ways a strict peer would hang on, so velhanet is tolerant wherever
+one well-defined game remains:
+
+- it also sends MSG09 when it *won*, and moves first: if we have not moved
+  in the new game yet, we follow it;
+- after a draw its starter moves again without MSG09, and its non-starter
+  never sends MSG09 (a flag of its that is never reset): if the peer does
+  not start the new game within ``startGrace`` seconds, we start it;
+- a move that reaches it while the result dialog of a game *it* ended is
+  open is lost (applied to the old board, which is then cleared), and it
+  then starts the next game itself. Every game we start follows a game the
+  peer ended, so velhanet sends MSG09 at once but holds its first move
+  ``startGrace`` seconds (or, once the peer has shown it starts games that
+  are not its own, until it moves): a peer that moves or sends MSG09 in
+  that time starts the game; a MSG09 right after our first move means the
+  move was lost, and the game restarts with the peer;
+- as inviter it ignores MSG07 ``1`` and moves first; as inviter after
+  having once been invitee it sends a MSG07 of its own: the first is
+  followed while the board is empty, the second ignored;
+- when it answered our MSG04 twice it re-sends MSG07 on the newest
+  connection, resetting its series: followed while game 1 is untouched.
+
+Each function here is a behaviour (or part of one) of several states of the
+match machine in ``velhanet.velha.room``: it changes the core, tells the
+user, and, where the machine goes on judging, feeds exactly one input.
+"""
+
+from __future__ import annotations
+
+from velhanet.velha.matchcore import Match, MatchCore
+from velhanet.velha.wire import MatchStart
+
+# -- endings --------------------------------------------------------------------------
+
+
+def peerGaveUp(inputs: Match, core: MatchCore) -> None:
+    core.observer.matchEnded(f"{core.peerNick} gave up (MSG10): you win the series")
+    core.close()
+
+
+def peerLeft(inputs: Match, core: MatchCore) -> None:
+    core.observer.matchEnded(f"{core.peerNick} left (MSG03) in the middle of the match")
+    core.close()
+
+
+def connectionLost(inputs: Match, core: MatchCore, reason: str) -> None:
+    core.observer.matchEnded(f"the connection to {core.peerNick} was lost: {reason}")
+
+
+def localQuit(inputs: Match, core: MatchCore) -> None:
+    core.giveUp("you gave up the series (MSG10 sent)")
+
+
+# -- what the peer did, and how it is followed -----------------------------------------
+
+
+def ignoreInviterStart(core: MatchCore, who: int) -> None:
+    core.log.info("{peer} sent MSG07 {who} although it invited us; ignored", peer=core.peerNick, who=who)
+    core.observer.notice(
+        f"{core.peerNick} sent a MSG07 of its own although it invited us (text MSG07: the invitee sends it;"
+        " the original program does this once it has been invited itself); ignored"
+    )
+
+
+def ignoreStartBetweenGames(core: MatchCore, who: int) -> None:
+    core.observer.notice(f"{core.peerNick} sent MSG07 {who} between games (text MSG07: once, at the start); ignored")
+
+
+def notYourTurn(core: MatchCore) -> None:
+    core.observer.notice(f"not your turn: waiting for {core.peerNick}")
+
+
+def strayNewGame(core: MatchCore) -> None:
+    n = core.series.gameNumber
+    core.log.info("{peer} sent MSG09 in the middle of game {n}; ignored", peer=core.peerNick, n=n)
+    core.observer.notice(
+        f"{core.peerNick} sent MSG09 although game {n} had already begun"
+        " (text MSG09: only the loser of the last game sends it); ignored"
+    )
+
+
+def followTheirStart(core: MatchCore, what: str) -> None:
+    """The peer started a game that was ours to start; it becomes its game."""
+    core.series.peerStartsAnyway = True
+    core.observer.notice(
+        f"{core.peerNick} {what} of game {core.series.gameNumber} although it was ours to start"
+        " (text MSG07/MSG09; the original program does this); following it"
+    )
+    core.restartGame(iStart=False)
+
+
+def voidAndFollow(inputs: Match, core: MatchCore) -> None:
+    """A MSG09 in the middle of a game: the peer has finished a game we are still playing.
+
+    The original program loses a move that reaches it while its result
+    dialog is open (a person slower than ``startGrace``); from then on its
+    board differs from ours, and its MSG09 shows it. The game is void (no
+    one scores it) and the next one starts with the peer, as on its side.
+    """
+    series = core.series
+    series.peerStartsAnyway = True
+    n = series.gameNumber
+    core.log.warn("{peer} started a new game during game {n}: boards diverged", peer=core.peerNick, n=n)
+    core.observer.notice(
+        f"{core.peerNick} sent MSG09 during game {n}: it has finished a game we are still playing"
+        " (the original program loses a move that arrives while its result dialog is open). Game"
+        f" {n} is void; the next game starts with {core.peerNick}"
+    )
+    if series.lastGame():
+        inputs._seriesOver()
+        return
+    core.newGame(iStart=False)
+    inputs._theirTurn()
+
+
+def newGameAfterOurFirstMove(core: MatchCore) -> None:
+    """A MSG09 when only our first move of a game after the first is on the board: crossed, or lost."""
+    series = core.series
+    n = series.gameNumber
+    if not series.peerEndedLastGame:
+        # Our move ended the last game: the original's result dialog
+        # blocked its reader, so our MSG09 and first move were delayed,
+        # not lost; its own MSG09 crossed them. It has our move.
+        core.log.info("{peer}'s MSG09 crossed our first move of game {n}", peer=core.peerNick, n=n)
+        core.observer.notice(
+            f"{core.peerNick} sent MSG09 after our first move of game {n}; it crossed ours (the"
+            " original program reads nothing while its result dialog is open) and it has our move: ignored"
+        )
+        return
+    # Our first move reached the original while its result dialog
+    # was open and was lost; its MSG09 says it starts this game now.
+    series.peerStartsAnyway = True
+    core.observer.notice(
+        f"{core.peerNick} sent MSG09 after our first move of game {n}: it never saw that move"
+        f" ({series.board.lastMove}; the original program loses a move that arrives while its result dialog"
+        " is open). The game restarts with its first move"
+    )
+    core.restartGame(iStart=False)
+
+
+def playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
+    """The peer's move, after putting right our first move if it shows that one was lost."""
+    if core.series.firstMoveLost(position):
+        core.series.peerStartsAnyway = True
+        core.observer.notice(
+            f"{core.peerNick} played {position}, where our first move of game {core.series.gameNumber} is: that"
+            " move never reached it (the original program loses a move that arrives while its result dialog is"
+            f" open). The game goes on as {core.peerNick} sees it: it started it, without our first move"
+        )
+        core.replayWithoutOurFirstMove()
+    problem = core.apply(position, byMe=False)
+    if problem is not None:
+        inputs._broken(problem)
+        return
+    core.decideAfterMove(inputs)
+
+
+def restartOrBreak(inputs: Match, core: MatchCore, who: int) -> None:
+    """Inviter: a further MSG07. Follow it while game 1 is untouched, else the match ends."""
+    if core.series.gameNumber == 1 and core.series.untouched():
+        core.observer.notice(
+            f"{core.peerNick} sent MSG07 again before anyone moved (the original program does when it"
+            " answered our invitation twice); following the newest one"
+        )
+        core.restartGame(iStart=who == MatchStart.INVITER_STARTS)
+        core.decideAfterMove(inputs)
+        return
+    inputs._broken("a second MSG07 arrived after the game had begun (text MSG07: it is sent once, at the start)")
