@@ -10,10 +10,8 @@ Everything runs as separate processes, as a teacher would run it: the target and
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,55 +20,23 @@ from xml.etree.ElementTree import fromstring
 
 from twisted.trial.unittest import SynchronousTestCase
 
-ROOT = Path(__file__).resolve().parent.parent
-ENVIRONMENT = dict(os.environ, PYTHONPATH=str(ROOT))
-PYTHON = sys.executable
-
-
-def freePort(kind: int = socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def twistd(*args: str) -> list[str]:
-    return [PYTHON, "-c", "from twisted.scripts.twistd import run; run()", "-n", "--pidfile=", "-l", "-", *args]
+from tests.processes import ENVIRONMENT, PYTHON, ROOT, Child, freePort, twistd
 
 
 class ConformanceRuns(SynchronousTestCase):
     family = ""
+    child: Child
+    """The target process the test started last."""
 
     def start(self, command: list[str], waitForPort: int | None = None, firstLine: bool = False) -> str:
         """Start a target process; wait until its port answers or it printed its first line (returned)."""
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=ENVIRONMENT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-
-        def stop() -> None:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            if process.stdout:
-                process.stdout.close()
-
-        self.addCleanup(stop)
+        child = self.child = Child(self, command)
         line = ""
         if firstLine:
-            assert process.stdout is not None
-            line = process.stdout.readline().strip()
+            line = child.readLine().strip()
             self.assertTrue(line, f"the target died at once: {command}")
         if waitForPort is not None:
-            for _ in range(200):
-                self.assertIsNone(process.poll(), f"the target died at once: {command}")
-                try:
-                    socket.create_connection(("127.0.0.1", waitForPort), timeout=1).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
+            child.waitForPort(waitForPort)
         return line
 
     def check(self, *args: str, timeout: float = 600) -> tuple[int, dict[str, Any], str]:
@@ -261,6 +227,7 @@ class GobangChecks(ConformanceRuns):
         self.start(twistd("gobang-server", "--fifo-dir", directory))
         pid = ""
         for _ in range(200):
+            self.child.checkAlive()
             found = list(Path(directory).glob("gbs.*"))
             if found:
                 pid = str(int(found[0].name[4:]))
@@ -315,13 +282,17 @@ VELHA_FAULTS = {
 }
 
 
-def waitForPeer(target: str, local: str, port: int) -> None:
-    """Until the peer answers MSG01 (it answers at the protocol port of the sender's address)."""
+def waitForPeer(child: Child, target: str, local: str, port: int) -> None:
+    """Until the peer answers MSG01 (it answers at the protocol port of the sender's address).
+
+    Fails at once if the peer's process died.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
         udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         udp.bind((local, port))
         udp.settimeout(0.2)
         for _ in range(100):
+            child.checkAlive()
             udp.sendto(b"01011vcheck", (target, port))
             try:
                 if udp.recv(256).startswith(b"02"):
@@ -353,7 +324,7 @@ class VelhaChecks(ConformanceRuns):
                 *("--invite", "vinvite", "--move-delay", "0.05", "--start-grace", "0.5"),
             )
         )
-        waitForPeer(target, local, int(port))
+        waitForPeer(self.child, target, local, int(port))
         self.assertAllPass(*self.checkPeer(target, local, local2, port, "--strict"))
 
     def runFault(self, anchor: str, status: str) -> None:

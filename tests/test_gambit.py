@@ -456,6 +456,9 @@ class ClientAgainstServerTests(SynchronousTestCase):
         finished: dict[str, int] = {}
         sessions: dict[str, ClientSession] = {}
 
+        def finishOnce(user: str, code: int) -> None:
+            finished.setdefault(user, code)
+
         def connect(user: str, gameId: str | None, seed: int) -> ClientSession:
             holder: list[GambitClientProtocol] = []
             session = ClientSession(
@@ -463,7 +466,7 @@ class ClientAgainstServerTests(SynchronousTestCase):
                 gameId,
                 send=lambda m: holder[0].send(m),
                 say=lambda t: None,
-                finish=lambda code: finished.setdefault(user, code),
+                finish=lambda code: finishOnce(user, code),
                 clock=clock,
                 bot=random.Random(seed),
                 botDelay=0.01,
@@ -514,7 +517,8 @@ class ClientAgainstServerTests(SynchronousTestCase):
         self.assertIn("The server refused: there is no open game 'zzzz'", lines)
 
     def test_joinTimeoutAgainstOriginalServer(self) -> None:
-        clock, codes = Clock(), []
+        clock = Clock()
+        codes: list[int] = []
         session = ClientSession(
             "bob", "zzzz", send=lambda m: None, say=lambda t: None, finish=codes.append, clock=clock
         )
@@ -649,7 +653,9 @@ class ClientOnOriginalServerTests(SynchronousTestCase):
         """The mated side's last line is the checkmate, even when the winner's quick exit adds 'abandonado'."""
         alice, bob = self.game()
         self.play(alice, bob, FOOLS_MATE)
-        self.table.clients["bob"].transport.loseConnection()  # the winner leaves at once
+        transport = self.table.clients["bob"].transport
+        assert transport is not None
+        transport.loseConnection()  # the winner leaves at once
         self.table.run(3)
         lines = self.table.screens["alice"]
         self.assertTrue(lines[-1].startswith("GAME OVER: checkmate, you lost"), lines[-3:])

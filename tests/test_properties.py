@@ -9,6 +9,7 @@ is cut.
 from __future__ import annotations
 
 import itertools
+from typing import Literal
 from xml.etree.ElementTree import Element
 
 from hypothesis import HealthCheck, given, settings
@@ -52,7 +53,8 @@ def garbage(*fragments: bytes) -> st.SearchStrategy[bytes]:
 
 # -- Gambit ---------------------------------------------------------------------------------------
 
-gambitText = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+surrogates: tuple[Literal["Cs"]] = ("Cs",)  # lone surrogates: not encodable as UTF-8
+gambitText = st.text(st.characters(exclude_categories=surrogates), max_size=30)
 gambitMessages = st.builds(gambitWire.Message, st.integers(0, 255), gambitText, gambitText)
 gambitBytes = garbage(
     b"{", b"}", b'"', b"\\", b"[", b"]", b'{"cmd":', b'"user":"a"', b'"args":"e2e4"', b",", b"\n", b"\\ud800", b"9" * 30
