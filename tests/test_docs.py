@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import importlib
+import io
 import pkgutil
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from unittest import SkipTest
+from xml.etree import ElementTree
 
 from automat import TypeMachine
 from twisted.trial.unittest import SynchronousTestCase
 
 import velhanet
-from velhanet.machinedocs import machines, toDot
+from velhanet import machinedocs
+from velhanet.machinedocs import GraphvizMissing, isCurrent, machines, render, sourceHash, toDot, transitions, write
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "machines"
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 class MachineDiagramTests(SynchronousTestCase):
     def test_everyMachineIsDrawn(self) -> None:
-        """Every TypeMachine anywhere in the package has a diagram, and no diagram is left over."""
+        """Every TypeMachine anywhere in the package has a diagram and a picture, and none is left over."""
         everyMachine: dict[int, object] = {}
         for info in pkgutil.walk_packages(velhanet.__path__, "velhanet."):
             for value in vars(importlib.import_module(info.name)).values():
@@ -27,6 +36,7 @@ class MachineDiagramTests(SynchronousTestCase):
         self.assertEqual({id(machine) for machine in drawn.values()}, set(everyMachine))
         self.assertGreaterEqual(len(drawn), 6)
         self.assertEqual({path.stem for path in DOCS.glob("*.dot")}, set(drawn))
+        self.assertEqual({path.stem for path in DOCS.glob("*.svg")}, set(drawn))
 
     def test_diagramsAreCurrent(self) -> None:
         found = machines()
@@ -40,6 +50,26 @@ class MachineDiagramTests(SynchronousTestCase):
                 f"{path} is stale: run python -m velhanet.machinedocs",
             )
 
+    def test_picturesAreCurrent(self) -> None:
+        """Every SVG was drawn from its machine's current ``.dot`` (the hash it carries; no Graphviz needed)."""
+        for name, machine in machines().items():
+            path = DOCS / f"{name}.svg"
+            self.assertTrue(path.exists(), f"{path} missing: run python -m velhanet.machinedocs")
+            svg = path.read_text(encoding="utf-8")
+            dot = toDot(name, machine)
+            self.assertIn(f"<!-- source-sha256: {sourceHash(dot)} -->", svg, f"{path} is stale")
+            self.assertTrue(isCurrent(svg, dot))
+            self.assertFalse(isCurrent(svg, dot + "\n"))
+
+    def test_picturesShowEveryTransition(self) -> None:
+        """Each SVG is well-formed and its text names every state, input and output of its machine."""
+        for name, machine in machines().items():
+            texts = [t.text or "" for t in ElementTree.parse(DOCS / f"{name}.svg").iter(f"{SVG}text")]
+            words = set(re.split(r"[\s,/]+", " ".join(texts)))
+            for old, new, symbol, outputs in transitions(machine):
+                for word in [old, new, symbol, *filter(None, outputs.split(", "))]:
+                    self.assertIn(word, words, f"{name}: {old} --{symbol}--> {new}")
+
     def test_everyStateAppears(self) -> None:
         dot = toDot("m", machines()["velha.room.MatchMachine"])
         for state in (
@@ -52,6 +82,73 @@ class MachineDiagramTests(SynchronousTestCase):
             "finished",
         ):
             self.assertIn(f'"{state}"', dot)
+
+    def test_oneArrowPerPairAndNoLoops(self) -> None:
+        """Loops are lines inside their state's box, and transitions between two states share one arrow."""
+        machine = machines()["velha.room.MatchMachine"]
+        dot = toDot("m", machine)
+        arrows = re.findall(r'^  "([^"]+)" -> "([^"]+)"', dot, re.MULTILINE)
+        every = transitions(machine)
+        self.assertEqual(
+            sorted(arrows), sorted({(old, new) for old, new, _, _ in every if old != new} | {("(start)", "connected")})
+        )
+        self.assertEqual(len(arrows), len(set(arrows)))
+        finished = next(line for line in dot.splitlines() if line.startswith('  "finished" ['))
+        self.assertIn("<B>supersede</B> / returns(False)", finished)
+        self.assertIn("<I>ignores</I> _broken, awaitStart,", finished)
+
+    def test_writeDrawsOnlyStalePictures(self) -> None:
+        """Current pictures are kept as they are (no Graphviz needed); stale ones are drawn; leftovers go."""
+        directory = Path(self.mktemp())
+        directory.mkdir()
+        for path in DOCS.glob("*.svg"):
+            (directory / path.name).write_bytes(path.read_bytes())
+        (directory / "gone.Machine.dot").write_text("digraph {}\n")
+        (directory / "gone.Machine.svg").write_text("<svg/>\n")
+        (directory / "gambit.room.RoomMachine.svg").write_text("<svg/>\n")
+        drawn: list[str] = []
+
+        def fakeRender(dot: str) -> str:
+            drawn.append(dot)
+            return f"<!-- source-sha256: {sourceHash(dot)} -->\n<svg>drawn</svg>\n"
+
+        self.patch(machinedocs, "render", fakeRender)
+        written = write(directory)
+        gambit = toDot("gambit.room.RoomMachine", machines()["gambit.room.RoomMachine"])
+        self.assertEqual(drawn, [gambit])
+        self.assertTrue((directory / "gambit.room.RoomMachine.svg").read_text().endswith("<svg>drawn</svg>\n"))
+        self.assertEqual(sorted(p.name for p in written if p.suffix == ".svg"), ["gambit.room.RoomMachine.svg"])
+        self.assertEqual(sorted(p.name for p in directory.iterdir()), sorted(p.name for p in DOCS.iterdir()))
+        self.assertEqual(
+            (directory / "socha.room.RoomMachine.svg").read_bytes(), (DOCS / "socha.room.RoomMachine.svg").read_bytes()
+        )
+
+        self.assertEqual(write(directory), [])
+        self.assertEqual(len(drawn), 1)
+
+    def test_withoutGraphvizAStalePictureIsAnError(self) -> None:
+        """Drawing a picture without Graphviz's ``dot`` fails with a message that says what to install."""
+        self.patch(machinedocs, "DOT", str(Path(self.mktemp()) / "no-dot-here"))
+        self.assertRaises(GraphvizMissing, render, "digraph {}\n")
+        stderr = io.StringIO()
+        self.patch(sys, "stderr", stderr)
+        self.assertEqual(machinedocs.main([self.mktemp()]), 1)
+        self.assertIn("install Graphviz (Debian: apt-get install graphviz)", stderr.getvalue())
+
+    def test_renderingIsReproducible(self) -> None:
+        """With the Graphviz that drew the committed pictures, drawing them again gives the same bytes."""
+        dot = shutil.which(machinedocs.DOT)
+        if dot is None:
+            raise SkipTest("Graphviz is not installed")
+        installed = subprocess.run([dot, "-V"], capture_output=True, text=True, check=True).stderr
+        for name, machine in machines().items():
+            svg = (DOCS / f"{name}.svg").read_text(encoding="utf-8")
+            drewIt = re.search(r"Generated by graphviz version (\S+)", svg)
+            self.assertIsNotNone(drewIt)
+            assert drewIt is not None
+            if f"graphviz version {drewIt.group(1)} " not in installed:
+                raise SkipTest(f"installed Graphviz ({installed.strip()}) is not the one that drew {name}")
+            self.assertEqual(render(toDot(name, machine)), svg, name)
 
 
 class RuleAnchorTests(SynchronousTestCase):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import cast
 
@@ -22,8 +20,7 @@ from velhanet.gambit.tap import Options, makeService
 from velhanet.gambit.wire import Cmd, Message
 
 from .gambit_original import OriginalServerFactory
-
-ROOT = Path(__file__).resolve().parent.parent
+from .processes import ENVIRONMENT, ROOT, freePort, python, twistd
 
 
 class OptionsTests(SynchronousTestCase):
@@ -47,10 +44,6 @@ class OptionsTests(SynchronousTestCase):
         self.assertEqual((arguments.user, arguments.game, arguments.port, arguments.bot), ("bob", "e215", 1234, True))
 
 
-def python(*args: str) -> list[str]:
-    return [sys.executable, *args]
-
-
 class RealProcessesTests(TestCase):
     """``twistd -n gambit-server`` and two ``gambit-client --bot`` processes play a whole game."""
 
@@ -58,31 +51,20 @@ class RealProcessesTests(TestCase):
 
     @inlineCallbacks
     def test_botsPlayAGameThroughARealServer(self):
-        environment = dict(os.environ, PYTHONPATH=str(ROOT))
+        environment = ENVIRONMENT
         tmp = Path(self.mktemp()).resolve()
         tmp.mkdir()
         import socket
 
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = freePort()
         server = subprocess.Popen(
-            python(
-                "-c",
-                "from twisted.scripts.twistd import run; run()",
-                "-n",
-                "--pidfile=",
-                "-l",
-                str(tmp / "s.log"),
-                "gambit-server",
-                "--listen",
-                f"tcp:{port}:interface=127.0.0.1",
-            ),
+            twistd("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1", log=tmp / "s.log"),
             cwd=ROOT,
             env=environment,
         )
         self.addCleanup(server.terminate)
         for _ in range(100):
+            self.assertIsNone(server.poll(), "the server died")
             try:
                 socket.create_connection(("127.0.0.1", port)).close()
                 break
@@ -148,7 +130,7 @@ class ScriptedClientTests(TestCase):
         host = port.getHost()
         assert isinstance(host, IPv4Address)
         number = str(host.port)
-        environment = dict(os.environ, PYTHONPATH=str(ROOT))
+        environment = ENVIRONMENT
         moves = Path(self.mktemp())
         moves.write_text("e4\nquit\n")
         client = python("-c", "from velhanet.gambit.client import main; main()", "--port", number)

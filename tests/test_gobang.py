@@ -11,7 +11,7 @@ from typing import Any
 
 from twisted.application.service import Service
 from twisted.internet import reactor
-from twisted.internet.defer import inlineCallbacks
+from twisted.internet.defer import Deferred, inlineCallbacks
 from twisted.internet.task import Clock, deferLater
 from twisted.trial.unittest import SynchronousTestCase, TestCase
 
@@ -344,7 +344,10 @@ class ClientSessionTests(SynchronousTestCase):
         self.assertEqual(sent, [(ClientOp.MOVE, 3, 4), (ClientOp.MOVE, 0, 0)])
 
     def test_render(self) -> None:
-        self.assertEqual(renderBoard(3, {(1, 1): 0, (3, 2): 1}), "    1 2 3\n  1 X . .\n  2 . . O\n  3 . . .")
+        self.assertEqual(
+            renderBoard(3, {(1, 1): 0, (3, 2): 1}),
+            "    1 2 3   X = black, O = white\n  1 X . .\n  2 . . O\n  3 . . .",
+        )
 
 
 class OptionsTests(SynchronousTestCase):
@@ -561,6 +564,57 @@ class RealFifoTests(TestCase):
         self.assertEqual((black.returncode, white.returncode), (1, 1), blackOut)  # both saw "black wins"
         self.assertTrue(blackOut.startswith("7 0 11\n8 0 0\n5 1 1\n"), blackOut)
         self.assertIn("6 4 3\n", blackOut)
+
+    @inlineCallbacks
+    def waitUntil(self, condition: Any, *processes: subprocess.Popen[str]):  # type: ignore[no-untyped-def]
+        for _ in range(300):
+            for process in processes:
+                self.assertIsNone(process.poll(), f"{process.args!r} exited")
+            if condition():
+                return
+            yield deferLater(reactor, 0.1, lambda: None)
+        self.fail("the server never reached the expected state")
+
+    @inlineCallbacks
+    def test_kibitzerJoinsAndBlackResigns(self):
+        service = self.startServer()
+        pid, where = str(os.getpid()), ("--fifo-dir", str(self.dir))
+        black = self.spawn(*clientCommand("-b", pid, *where), keepStdinOpen=True)
+        white = self.spawn(*clientCommand("-w", pid, *where), keepStdinOpen=True)
+
+        def core() -> GameCore | None:
+            return next((entry[1] for entry in service.lobby.games.values()), None)
+
+        def type(process: subprocess.Popen[str], line: str) -> None:
+            assert process.stdin is not None
+            process.stdin.write(line + "\n")
+            process.stdin.flush()
+
+        yield self.waitUntil(lambda: (c := core()) is not None and c.state is not None, black, white)
+        type(black, "6 6")
+        yield self.waitUntil(lambda: len(core().moves) == 1, black, white)  # type: ignore[union-attr]
+        type(white, "2 2")
+        yield self.waitUntil(lambda: len(core().moves) == 2, black, white)  # type: ignore[union-attr]
+        kibitzer = self.spawn(*clientCommand("-k", pid, *where))
+        yield self.waitUntil(lambda: bool(core().kibitzers), black, white, kibitzer)  # type: ignore[union-attr]
+        type(black, "resign")
+        yield self.waitFor(black, white, kibitzer, seconds=20)
+        outputs = [p.stdout.read() if p.stdout else "" for p in (black, white, kibitzer)]
+        self.assertEqual([p.returncode for p in (black, white, kibitzer)], [0, 0, 0], outputs)
+        blackOut, whiteOut, kibitzerOut = outputs
+        empty, one = renderBoard(11, {}), renderBoard(11, {(6, 6): 0})
+        two = renderBoard(11, {(6, 6): 0, (2, 2): 1})
+        self.assertIn(f"{empty}\nWaiting for your partner to sign on ...\nYour move (x y, pass, resign):\n", blackOut)
+        self.assertIn(f"Black plays 6 6.\n{one}\nWhite plays 2 2.\n{two}\nYour move", blackOut)
+        self.assertIn("You resigned. White wins.\nGame over!\n", blackOut)
+        self.assertIn("Black resigned. White wins.\nGame over!\n", whiteOut)
+        self.assertTrue(
+            kibitzerOut.endswith(
+                "Connection established, board size = 11.\nBlack plays 6 6.\nWhite plays 2 2.\n"
+                f"{two}\nBlack resigned. White wins.\nGame over!\n"
+            ),
+            kibitzerOut,
+        )
 
 
 class SessionChannel:
@@ -857,6 +911,15 @@ class GameMachineTests(SynchronousTestCase):
             self.assertEqual(self.white.taken(), [(ILLEGAL, x, y), (ASK, 0, 0)])
         self.assertEqual(self.overs, [])
 
+    def test_lateKibitzerGetsTheMovesInTheOrderPlayed(self) -> None:
+        game, core = self.playing(gobangRules(11))
+        for channel, x, y in ((self.black, 6, 6), (self.white, 2, 2), (self.black, 0, 0), (self.white, 9, 1)):
+            game.move(channel, x, y)
+        late = RecordingChannel(301)
+        game.kibitz(late)
+        # Row by row it would be 9 1, 2 2, 6 6; the pass would be missing.
+        self.assertEqual(late.taken(), [(STONE_B, 6, 6), (STONE_W, 2, 2), (STONE_B, 0, 0), (STONE_W, 9, 1)])
+
     def test_playingKibitzerCatchesUpAndLeaves(self) -> None:
         game, core = self.playing()
         game.move(self.black, 2, 2)
@@ -901,3 +964,159 @@ class GameMachineTests(SynchronousTestCase):
         game.shutdown()
         self.assertEqual(self.everyone(), [[(ABORTED, 0, 0)]] * 3)
         self.assertOver(game, core)
+
+
+class ConsoleTests(SynchronousTestCase):
+    """What a person sees: the board from the start, one board per read, who resigned, no pass in tic-tac-toe."""
+
+    def session(self, role: int) -> tuple[GobangSession, list[str], list[tuple[int, int, int]]]:
+        lines: list[str] = []
+        sent: list[tuple[int, int, int]] = []
+        session = GobangSession(role, lambda *w: sent.append(w), lines.append, lambda code: None, Clock())
+        return session, lines, sent
+
+    def read(self, session: GobangSession, *words: tuple[int, int, int]) -> None:
+        """The words of one read of the client FIFO."""
+        for opcode, x, y in words:
+            session.received(ServerWord(opcode, x, y))
+        session.endOfRead()
+
+    def test_emptyBoardBeforeTheFirstMove(self) -> None:
+        empty = renderBoard(5, {})
+        self.assertIn("X = black, O = white", empty)
+        black, lines, _ = self.session(ClientOp.SIGNON_BLACK)
+        self.read(black, (SIZE, 0, 5))
+        self.read(black, (ASK, 0, 0))
+        self.assertEqual(
+            lines,
+            [
+                "Connection established, board size = 5.",
+                empty,
+                "Waiting for your partner to sign on ...",
+                "Your move (x y, pass, resign):",
+            ],
+        )
+        for role in (ClientOp.SIGNON_WHITE, ClientOp.SIGNON_KIBITZ):
+            other, lines, _ = self.session(role)
+            self.read(other, (SIZE, 0, 5))
+            self.assertEqual(lines[:2], ["Connection established, board size = 5.", empty])
+
+    def test_boardBeforeThePrompt(self) -> None:
+        white, lines, _ = self.session(ClientOp.SIGNON_WHITE)
+        self.read(white, (SIZE, 0, 5))
+        lines.clear()
+        self.read(white, (STONE_B, 3, 3), (ASK, 0, 0))
+        self.assertEqual(lines, ["Black plays 3 3.", renderBoard(5, {(3, 3): 0}), "Your move (x y, pass, resign):"])
+
+    def test_kibitzerJoiningSeesTheGameSoFarAsOneBoard(self) -> None:
+        kibitzer, lines, _ = self.session(ClientOp.SIGNON_KIBITZ)
+        self.read(kibitzer, (SIZE, 0, 9), (STONE_B, 5, 5), (STONE_W, 1, 1), (STONE_B, 0, 0), (STONE_W, 4, 4))
+        board = {(5, 5): 0, (1, 1): 1, (4, 4): 1}
+        self.assertEqual(
+            lines,
+            [
+                "Connection established, board size = 9.",
+                "Black plays 5 5.",
+                "White plays 1 1.",
+                "Black passes.",
+                "White plays 4 4.",
+                renderBoard(9, board),
+            ],
+        )
+        lines.clear()
+        self.read(kibitzer, (STONE_B, 6, 6))
+        self.read(kibitzer, (STONE_W, 7, 7))
+        self.assertEqual(
+            lines,
+            [
+                "Black plays 6 6.",
+                renderBoard(9, {**board, (6, 6): 0}),
+                "White plays 7 7.",
+                renderBoard(9, {**board, (6, 6): 0, (7, 7): 1}),
+            ],
+        )
+
+    def test_whoResigned(self) -> None:
+        black, blackLines, sent = self.session(ClientOp.SIGNON_BLACK)
+        white, whiteLines, _ = self.session(ClientOp.SIGNON_WHITE)
+        kibitzer, kibitzerLines, _ = self.session(ClientOp.SIGNON_KIBITZ)
+        for session in (black, white, kibitzer):
+            self.read(session, (SIZE, 0, 9), (STONE_B, 5, 5), (STONE_W, 1, 1))
+        self.read(black, (ASK, 0, 0))
+        black.command("resign")
+        self.assertEqual(sent, [(ClientOp.RESIGN, 0, 0)])
+        for session in (black, white, kibitzer):
+            self.read(session, (ServerOp.WHITE_WINS, 0, 0))
+        self.assertEqual(blackLines[-2:], ["You resigned. White wins.", "Game over!"])
+        self.assertEqual(whiteLines[-2:], ["Black resigned. White wins.", "Game over!"])
+        self.assertEqual(kibitzerLines[-2:], ["Black resigned. White wins.", "Game over!"])
+
+    def test_aLineWinIsNoResignation(self) -> None:
+        white, lines, _ = self.session(ClientOp.SIGNON_WHITE)
+        self.read(white, (SIZE, 0, 9))
+        for x in range(1, 5):
+            self.read(white, (STONE_B, x, 1), (STONE_W, x, 2))
+        lines.clear()
+        self.read(white, (STONE_B, 5, 1), (ServerOp.BLACK_WINS, 0, 0))
+        self.assertEqual(lines[-2:], ["Black wins.", "Game over!"])
+        self.assertEqual(lines[0], "Black plays 5 1.")  # and the winning board before the result
+        self.assertIn("X X X X X", lines[1])
+
+    def test_noPassInTicTacToe(self) -> None:
+        black, lines, sent = self.session(ClientOp.SIGNON_BLACK)
+        self.read(black, (SIZE, 0, 3), (ASK, 0, 0))
+        self.assertEqual(lines[-1], "Your move (x y, resign):")
+        black.command("pass")
+        self.assertEqual(lines[-1], "Passing is not allowed in tic-tac-toe; type 'x y' or 'resign'.")
+        self.assertEqual(sent, [])
+        black.command("2 2")  # still our move
+        self.assertEqual(sent, [(ClientOp.MOVE, 2, 2)])
+
+    def test_refusedPassInTicTacToeIsExplained(self) -> None:
+        """A pass the server refuses (the bot's last resort) is explained as such, not as off the board."""
+        black, lines, _ = self.session(ClientOp.SIGNON_BLACK)
+        self.read(black, (SIZE, 0, 3), (ASK, 0, 0))
+        black.play(0, 0)
+        self.read(black, (ILLEGAL, 0, 0))
+        self.assertEqual(lines[-1], "Illegal move 0 0: passing is not allowed in tic-tac-toe.")
+        gobang, lines, _ = self.session(ClientOp.SIGNON_BLACK)
+        self.read(gobang, (SIZE, 0, 9), (ASK, 0, 0))
+        gobang.command("pass")
+        self.read(gobang, (ILLEGAL, 0, 0))
+        self.assertEqual(lines[-1], "Illegal move 0 0: the server refused the pass.")
+
+
+class FirstWordsTests(TestCase):
+    """The server's first words to a client leave in one write, so that the client reads them at once."""
+
+    def test_sizeAndCatchUpInOneRead(self) -> None:
+        from velhanet.gobang.protocol import FifoChannel
+        from velhanet.tracing import noTrace
+
+        readFd, writeFd = os.pipe()
+        os.set_blocking(writeFd, False)
+        chunks: list[bytes] = []
+        firstRead: Deferred[None] = Deferred()
+
+        def dataReceived(data: bytes) -> None:
+            chunks.append(data)
+            if not firstRead.called:
+                firstRead.callback(None)
+
+        reader = fifo.FifoReader(readFd, dataReceived, reactor=reactor)
+        channel = FifoChannel(4242, writeFd, "big", noTrace, reactor)
+        self.addCleanup(lambda: (reader.stopReading(), reader.connectionLost(None)))  # type: ignore[arg-type,func-returns-value]
+        self.addCleanup(channel.writer.discard)
+        words = [ServerWord(SIZE, 0, 11), ServerWord(STONE_B, 6, 6), ServerWord(STONE_W, 2, 2)]
+        for word in words:
+            channel.send(word)
+        os.set_blocking(readFd, False)
+        self.assertRaises(BlockingIOError, os.read, readFd, 64)  # nothing written word by word
+        reader.startReading()
+
+        def check(_: None) -> None:
+            self.assertEqual(chunks, [b"".join(encodeServer(word, "big") for word in words)])
+            channel.send(ServerWord(STONE_B, 1, 1))  # later words are written at once
+            self.assertEqual(os.read(readFd, 64), encodeServer(ServerWord(STONE_B, 1, 1), "big"))
+
+        return firstRead.addCallback(check)  # type: ignore[return-value]

@@ -126,5 +126,5 @@ class LimitOptions(usage.Options):
         self["limits"] = self.limitsType()
 
     def opt_limit(self, assignment: str) -> None:
-        """change one limit, NAME=VALUE (repeatable; docs/security.md lists them)"""
+        """change one limit, NAME=VALUE; repeatable [default: the values docs/security.md lists]"""
         self["limits"] = replaceLimit(self["limits"], assignment)

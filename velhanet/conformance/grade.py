@@ -24,7 +24,6 @@ JUnit XML; at the end a table with one line per student. The exit status is
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -41,6 +40,7 @@ from velhanet.conformance import velha
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN, Target
 from velhanet.conformance.report import jsonReport, junitXml, parseArguments, targetFrom
 from velhanet.conformance.runner import FAMILIES, Report, runChecks
+from velhanet.startup import ArgumentParser
 
 RUN_FILE = "velhanet-run"
 START_WAIT = 10.0
@@ -163,17 +163,21 @@ def formatTable(graded: list[Graded]) -> str:
 
 
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="velhanet-grade",
         description="Check every submission in a folder with velhanet-check and print one line per student.",
         epilog=f"Each subdirectory of DIR needs a file {RUN_FILE} with the command that starts the program; "
         "see docs/conformance.md for its placeholders.",
     )
-    parser.add_argument("family", choices=sorted(FAMILIES))
+    parser.add_argument(
+        "family", choices=sorted(FAMILIES), help="the protocol the programs speak, as for velhanet-check"
+    )
     parser.add_argument("folder", metavar="DIR", help="one subdirectory per student")
-    parser.add_argument("--out", default="velhanet-grades", help="where the reports go (default ./velhanet-grades)")
+    parser.add_argument("--out", default="velhanet-grades", help="where the reports go (default: ./%(default)s)")
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
     arguments = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not Path(arguments.folder).is_dir():
+        parser.error(f"{arguments.folder} is not a directory")
     options = ["--strict"] if arguments.strict else []
     outDir = Path(arguments.out)
     outDir.mkdir(parents=True, exist_ok=True)

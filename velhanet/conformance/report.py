@@ -22,6 +22,7 @@ from xml.etree.ElementTree import Element, SubElement, tostring
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN, Target
 from velhanet.conformance.runner import FAMILIES, Outcome, Report, runChecks, summary
+from velhanet.startup import ArgumentParser
 
 DEFAULT_PORTS = {"velha": 20181, "gambit": 22022, "socha": 13050, "socha-player": 0, "gobang": 0}
 
@@ -107,7 +108,7 @@ def jsonReport(report: Report) -> str:
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="velhanet-check",
         description="Check an implementation of one of velhanet's protocols rule by rule "
         "(PASS, FAIL, WARN, SKIP, NOT RUN per rule).",
@@ -117,42 +118,52 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "family",
         choices=sorted(FAMILIES),
-        help="what is checked: a velha peer, a gobang/gambit/socha server, or a socha-player program",
+        help="the protocol, and so what is checked: velha (a peer), gambit, gobang or socha (a server), "
+        "socha-player (a player program, started by the checker; see --command)",
     )
     parser.add_argument(
         "--target",
         default="127.0.0.1",
-        help="velha: the peer's IP; gambit/socha: HOST[:PORT]; gobang: the server's pid (default 127.0.0.1)",
+        help="velha: the peer's IP; gambit/socha: HOST[:PORT]; gobang: the server's pid (default: %(default)s)",
     )
-    parser.add_argument("--port", type=int, default=None, help="port (default: the protocol's)")
-    parser.add_argument("--local", default="127.0.0.1", help="velha: our own address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="velha/gambit/socha: the port (default: the protocol's)")
+    parser.add_argument("--local", default="127.0.0.1", help="velha: our own address (default: %(default)s)")
     parser.add_argument(
-        "--local2", default="127.0.0.3", help="velha: a second own address, for the busy check (default 127.0.0.3)"
+        "--local2", default="127.0.0.3", help="velha: a second own address, for the busy check (default: %(default)s)"
     )
-    parser.add_argument("--fifo-dir", default="/tmp", help="gobang: the FIFO directory (default /tmp)")
+    parser.add_argument("--fifo-dir", default="/tmp", help="gobang: the FIFO directory (default: %(default)s)")
     parser.add_argument(
         "--command",
         default="",
-        help="socha-player: the command that starts the player; {port} is replaced by the server's port",
+        help="socha-player, required: the command that starts the player; {port} is replaced by the port "
+        "of the checker's server (default: none)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=None, help="seconds to wait for each answer (default 3; 15 for velha)"
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for each answer of the target before the rule FAILs (default: 3; 15 for velha)",
     )
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
-    parser.add_argument("--only", default="", help="run only the checks whose name contains this text")
-    parser.add_argument("--byte-order", default="native", help="gobang: native, big or little (default native)")
+    parser.add_argument("--only", default="", help="run only the checks whose name contains this text (default: all)")
+    parser.add_argument("--byte-order", default="native", help="gobang: native, big or little (default: %(default)s)")
     parser.add_argument("--destructive", action="store_true", help="gobang: also check Kill (it stops the server)")
     parser.add_argument(
-        "--move-delay", type=float, default=0.3, help="velha: seconds our player waits before each move (default 0.3)"
+        "--move-delay",
+        type=float,
+        default=0.3,
+        help="velha: seconds our player waits before each move (default: %(default)s)",
     )
     parser.add_argument(
         "--start-grace",
         type=float,
         default=8.0,
-        help="velha: seconds our player gives the target to start a game (see docs/velha.md; default 8)",
+        help="velha: seconds our player gives the target to start a game, see docs/velha.md (default: %(default)s)",
     )
-    parser.add_argument("--junit-xml", default=None, metavar="FILE", help="also write the report as JUnit XML")
-    parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
+    parser.add_argument(
+        "--junit-xml", default=None, metavar="FILE", help="also write the report as JUnit XML (default: none)"
+    )
+    parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON (default: none)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary (and FAIL lines)")
     return parser.parse_args(argv)
 

@@ -28,6 +28,7 @@ from velhanet.console import LineConsole
 from velhanet.gambit.session import ClientSession
 from velhanet.gambit.wire import JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.sendnow import noDelay
+from velhanet.startup import ArgumentParser
 from velhanet.tracing import IN, OUT, Tracer, arrow, noTrace
 
 DEFAULT_HOST = "localhost"
@@ -84,7 +85,7 @@ class GambitClientProtocol(Protocol):
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="gambit-client",
         description="Play chess on a Gambit server (velhanet's or the original Go one). "
         "Moves are typed in SAN or UCI; with standard input from a file or a pipe, each line is played "
@@ -92,13 +93,15 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--user", "-u", default=None, help="your name (default: your login name)")
     parser.add_argument("--game", "-g", default=None, help="join this game id (default: create a game)")
-    parser.add_argument("--host", default=DEFAULT_HOST, help=f"server host (default {DEFAULT_HOST})")
-    parser.add_argument("--port", "-p", type=int, default=DEFAULT_PORT, help=f"server port (default {DEFAULT_PORT})")
+    parser.add_argument("--host", default=DEFAULT_HOST, help="server host (default: %(default)s)")
+    parser.add_argument("--port", "-p", type=int, default=DEFAULT_PORT, help="server port (default: %(default)s)")
     parser.add_argument("--bot", action="store_true", help="the computer plays")
     parser.add_argument(
-        "--bot-delay", type=float, default=0.5, help="seconds the bot waits before a move (default 0.5)"
+        "--bot-delay", type=float, default=0.5, help="with --bot: seconds before each move (default: %(default)s)"
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed for the bot")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="with --bot: seed for its choices, to replay a game (default: random)"
+    )
     parser.add_argument("--trace", action="store_true", help="show every message in and out, raw and decoded")
     arguments = parser.parse_args(argv)
     if arguments.user is None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.application import strports
 from twisted.application.service import IService
 
 from velhanet.gambit.protocol import GambitServerFactory
-from velhanet.listening import withBacklog
+from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import logTracer, orGlobalReactor
 
 
@@ -36,4 +35,4 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         language=options["language"],
         limits=options["limits"],
     )
-    return strports.service(withBacklog(options["listen"]), factory, reactor=reactor)
+    return ListeningService(options["listen"], factory, reactor, StartupReport(options, reactor))

@@ -8,9 +8,10 @@ from velhanet.gambit.protocol import GambitLimits
 from velhanet.gambit.service import makeService
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, LANGUAGES
 from velhanet.limits import LimitOptions
+from velhanet.startup import ShortUsage
 
 
-class Options(LimitOptions):
+class Options(ShortUsage, LimitOptions):
     synopsis = "[--listen ENDPOINT] [--no-validate] [--trace] [--limit NAME=VALUE]..."
     limitsType = GambitLimits
     longdesc = (

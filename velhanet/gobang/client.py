@@ -25,7 +25,7 @@ from twisted.internet.stdio import StandardIO
 from velhanet.bots.gobang import GobangBot
 from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
 from velhanet.console import LineConsole
-from velhanet.games.kinarow import KInARowRules, Place, gobangRules
+from velhanet.games.kinarow import KInARowRules, Place, gobangRules, winningLine
 from velhanet.gobang import fifo
 from velhanet.gobang.wire import (
     SERVER_WORD,
@@ -40,6 +40,7 @@ from velhanet.gobang.wire import (
     decodeServer,
     encodeClient,
 )
+from velhanet.startup import ArgumentParser
 from velhanet.tracing import IN, OUT, Tracer, arrow, noTrace
 
 ANSWER_TIMEOUT = 5.0
@@ -47,12 +48,14 @@ SERVER = "server"
 """The peer a client traces: it has only one."""
 SYMBOLS = ("X", "O")
 COLOURS = ("black", "white")
+LEGEND = "X = black, O = white"
 
 
 def renderBoard(size: int, stones: dict[tuple[int, int], int]) -> str:
-    """x = column 1..size left to right, y = row 1..size top to bottom; black X, white O."""
+    """x = column 1..size left to right, y = row 1..size top to bottom; black X, white O (the legend
+    ends the header line)."""
     width = 3 if size >= 10 else 2
-    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1))]
+    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1)) + f"   {LEGEND}"]
     for y in range(1, size + 1):
         cells = "".join(f"{SYMBOLS[stones[(x, y)]] if (x, y) in stones else '.':>{width}}" for x in range(1, size + 1))
         lines.append(f"{y:>3}{cells}")
@@ -64,8 +67,30 @@ def rulesFor(size: int) -> KInARowRules:
     return KInARowRules("tictactoe", 3, 3, 3) if size == 3 else gobangRules(size)
 
 
+def gameName(size: int) -> str:
+    return "tic-tac-toe" if size == 3 else "gobang"
+
+
+def hasLine(size: int, stones: dict[tuple[int, int], int], colour: int) -> bool:
+    """Does ``colour`` have a winning line on the board (five or more; three in tic-tac-toe)?"""
+    rules = rulesFor(size)
+    cells = bytearray(size * size)
+    for (x, y), owner in stones.items():
+        cells[(y - 1) * size + x - 1] = owner + 1
+    return any(
+        winningLine(cells, size, size, rules.k, x - 1, y - 1) for (x, y), owner in stones.items() if owner == colour
+    )
+
+
 class GobangSession:
-    """The client's logic between the FIFOs (``sendWord``) and the screen (``say``)."""
+    """The client's logic between the FIFOs (``sendWord``) and the screen (``say``).
+
+    The board is drawn once after a run of stones, before anything else is said
+    and at the end of each read (L{endOfRead}): a kibitzer who joins a running
+    game gets the moves so far in one read, so it sees them as one board; in a
+    game, each stone arrives in a read of its own and gets its board. The empty
+    board is due from the first answer (the board size) on.
+    """
 
     def __init__(
         self,
@@ -91,6 +116,9 @@ class GobangSession:
         """Our move that the server has not answered yet (a stone of ours, or opcode 9)."""
         self.turn = 0
         """The colour to move, as the stones the server announced say (black first)."""
+        self.boardDue = False
+        """The board changed (or was never drawn) since it was last drawn."""
+        self.resigned = False
         self._timer: IDelayedCall | None = None
 
     @property
@@ -106,31 +134,49 @@ class GobangSession:
             return
         if opcode == ServerOp.BOARD_SIZE:
             if self.size:
-                self.say(f"The server sent the board size again ({word.y}); ignored.")
+                self.tell(f"The server sent the board size again ({word.y}); ignored.")
                 return
             self.size = word.y
             self.say(f"Connection established, board size = {self.size}.")
+            self.boardDue = True
             if self.colour is not None:
-                self.say("Waiting for your partner to sign on ...")
+                self.tell("Waiting for your partner to sign on ...")
         elif opcode in (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE):
             self._stone(opcode - ServerOp.BLACK_STONE, word.x, word.y)
         elif opcode == ServerOp.REMOVE_STONE:
             self.stones.pop((word.x, word.y), None)
+            self.boardDue = True
         elif opcode == ServerOp.YOUR_MOVE:
             self._yourMove()
         elif opcode == ServerOp.ILLEGAL:
             if self.lastMove != (word.x, word.y):
-                self.say(
+                self.tell(
                     f"The server refused a move {word.x} {word.y} that we did not send: "
                     "somebody writes words in our name."
                 )
             else:
                 self.lastMove = None
-                self.say(f"Illegal move {word.x} {word.y}: {self._why(word.x, word.y)}")
+                self.tell(f"Illegal move {word.x} {word.y}: {self._why(word.x, word.y)}")
         elif opcode in (ServerOp.DRAW, ServerOp.BLACK_WINS, ServerOp.WHITE_WINS, ServerOp.ABORTED):
             self._end(opcode)
         else:
-            self.say(f"Unknown answer from the server ({word.describe()}); ignored.")
+            self.tell(f"Unknown answer from the server ({word.describe()}); ignored.")
+
+    def showBoard(self) -> None:
+        """Draw the board if it changed since it was last drawn."""
+        if self.boardDue and self.size:
+            self.boardDue = False
+            self.say(renderBoard(self.size, self.stones))
+
+    def endOfRead(self) -> None:
+        """Everything one read brought is handled: the board it changed is drawn now."""
+        if not self.over:
+            self.showBoard()
+
+    def tell(self, text: str) -> None:
+        """Say something after drawing the board as the stones so far left it."""
+        self.showBoard()
+        self.say(text)
 
     def _stone(self, colour: int, x: int, y: int) -> None:
         if colour == self.colour and self.lastMove != (x, y):
@@ -140,7 +186,7 @@ class GobangSession:
                 ours = "before we moved: we wait for the next request"
             else:
                 ours = "unasked"
-            self.say(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
+            self.tell(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
             self.asked = False  # that request is answered: a move now would be out of turn
             if self._timer is not None and self._timer.active():
                 self._timer.cancel()
@@ -151,15 +197,16 @@ class GobangSession:
             self.say(f"{COLOURS[colour].capitalize()} passes.")
         else:
             self.stones[(x, y)] = colour
-            self.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.\n{renderBoard(self.size, self.stones)}")
+            self.boardDue = True
+            self.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.")
 
     def _yourMove(self) -> None:
         """Opcode 8. Any answer we did not expect is reported, and the game goes on from what the server says."""
         if self.colour is None:
-            self.say("The server asks a kibitzer to move; ignored.")
+            self.tell("The server asks a kibitzer to move; ignored.")
             return
         if self.turn != self.colour:
-            self.say(
+            self.tell(
                 f"The server asks us to move for {COLOURS[self.turn]}, not {COLOURS[self.colour]} "
                 "(a signon forged in our name?); playing on as the server says."
             )
@@ -167,6 +214,10 @@ class GobangSession:
         self._ask()
 
     def _why(self, x: int, y: int) -> str:
+        if x == 0 and y == 0:
+            if not rulesFor(self.size).allowPass:
+                return f"passing is not allowed in {gameName(self.size)}."
+            return "the server refused the pass."
         if (x, y) in self.stones:
             return "that point is taken."
         if not (1 <= x <= self.size and 1 <= y <= self.size):
@@ -181,7 +232,7 @@ class GobangSession:
                 self._timer.cancel()
             self._timer = self.clock.callLater(self.botDelay, self._botMove)
         else:
-            self.say("Your move (x y, pass, resign):")
+            self.tell("Your move (x y, pass, resign):" if rulesFor(self.size).allowPass else "Your move (x y, resign):")
 
     def _botMove(self) -> None:
         self._timer = None
@@ -196,7 +247,7 @@ class GobangSession:
             state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.turn)
             move = bot.chooseMove(state)
         except Exception as error:  # the server decides what is legal; never fall silent
-            self.say(f"The bot cannot choose a move ({error}); passing.")
+            self.tell(f"The bot cannot choose a move ({error}); passing.")
             self.play(0, 0)
             return
         if isinstance(move, Place):
@@ -223,9 +274,13 @@ class GobangSession:
             self.say("Wait until the server asks for your move.")
             return
         if words[0] == "pass":
-            self.play(0, 0)
+            if rulesFor(self.size).allowPass:
+                self.play(0, 0)
+            else:
+                self.say(f"Passing is not allowed in {gameName(self.size)}; type 'x y' or 'resign'.")
         elif words[0] == "resign":
             self.asked = False
+            self.resigned = True
             self.sendWord(ClientOp.RESIGN, 0, 0)
         elif len(words) == 2 and all(w.isdigit() for w in words):
             x, y = int(words[0]), int(words[1])
@@ -236,7 +291,11 @@ class GobangSession:
             else:
                 self.play(x, y)
         else:
-            self.say("Type two numbers 'x y', or 'pass', or 'resign'.")
+            self.say(
+                "Type two numbers 'x y', or 'pass', or 'resign'."
+                if rulesFor(self.size).allowPass
+                else "Type two numbers 'x y', or 'resign'."
+            )
 
     def signoff(self) -> None:
         if not self.over:
@@ -255,23 +314,45 @@ class GobangSession:
             ServerOp.WHITE_WINS: "White wins.",
             ServerOp.ABORTED: "The game ended unexpectedly (a player left or the server stopped).",
         }[ServerOp(opcode)]
-        self.say(text)
+        if opcode in (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS):
+            winner = opcode - ServerOp.BLACK_WINS
+            if self.resigned:
+                text = f"You resigned. {text}"
+            elif self.size and not hasLine(self.size, self.stones, winner):  # no line: the loser resigned
+                text = f"{COLOURS[1 - winner].capitalize()} resigned. {text}"
+        self.tell(text)
         self.say("Game over!")
         self.finish(3 if opcode == ServerOp.ABORTED else 0)
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="gobang-client", description="Play or watch Gobang on a FIFO server.")
+    parser = ArgumentParser(prog="gobang-client", description="Play or watch Gobang on a FIFO server.")
     role = parser.add_mutually_exclusive_group(required=True)
     role.add_argument("-b", dest="black", type=int, metavar="PID", help="play black on server PID")
     role.add_argument("-w", dest="white", type=int, metavar="PID", help="play white on server PID")
     role.add_argument("-k", dest="kibitz", type=int, metavar="PID", help="watch a game on server PID")
-    parser.add_argument("--game-number", type=int, default=0, help="with -k: the game to watch (0: the oldest)")
-    parser.add_argument("--fifo-dir", default="/tmp", help="directory of the FIFOs (default /tmp)")
-    parser.add_argument("--byte-order", default="native", choices=("native", "big", "little"))
+    parser.add_argument(
+        "--game-number",
+        type=int,
+        default=0,
+        help="with -k: the game to watch, as the server numbers them; 0 is the oldest (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--fifo-dir", default="/tmp", help="directory of the FIFOs, the server's too (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--byte-order",
+        default="native",
+        choices=("native", "big", "little"),
+        help="byte order of the words, as the server's --byte-order (default: %(default)s)",
+    )
     parser.add_argument("--bot", action="store_true", help="the computer plays")
-    parser.add_argument("--bot-delay", type=float, default=0.2)
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument(
+        "--bot-delay", type=float, default=0.2, help="with --bot: seconds before each move (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=None, help="with --bot: seed for its choices, to replay a game (default: random)"
+    )
     parser.add_argument("--trace", action="store_true", help="print every word in and out, raw and decoded")
     return parser.parse_args(argv)
 
@@ -317,7 +398,8 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         readFd = fifo.openForReading(ownPath)
         serverFd = fifo.openForWriting(fifo.fifoPath(directory, "gbs", serverPid))
     except (Refused, OSError) as error:
-        say(f"Cannot contact server #{serverPid}: {error}")
+        reason = f"the FIFO directory {directory} does not exist" if not directory.is_dir() else error
+        say(f"Cannot contact server #{serverPid}: {reason}")
         finish(1)
         return done
 
@@ -373,6 +455,7 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
             word = decodeServer(raw, order)
             trace(IN, SERVER, raw, word)
             session.received(word)
+        session.endOfRead()
 
     reader = fifo.FifoReader(readFd, dataReceived, reactor=reactor)  # type: ignore[arg-type]
     reader.startReading()

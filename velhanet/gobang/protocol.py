@@ -40,14 +40,25 @@ class FifoChannel(ClientChannel):
         self.order = order
         self.trace = trace
         self.closed = False
+        self.greeted = False
         self.writer = fifo.FifoWriter(fd, self._lost, reactor=reactor)
 
     def send(self, word: ServerWord) -> None:
+        """Write a word at once; only the first (the board size) waits for the reactor's next write.
+
+        Every word sent in the same turn (a kibitzer's catch-up) queues behind
+        that first one, so they all go out in one write, which the client reads
+        at once: it draws the game so far as one board.
+        """
         if self.closed:
             return
         raw = encodeServer(word, self.order)
         self.trace(OUT, self.peer, raw, word)
-        self.writer.writeNow(raw)
+        if not self.greeted:
+            self.greeted = True
+            self.writer.write(raw)
+        else:
+            self.writer.writeNow(raw)
 
     def close(self) -> None:
         if not self.closed:

@@ -4,7 +4,7 @@ States: ``waiting`` (one or no player seated) → ``playing`` → ``over``. The
 game asks black for the first move once both players are in, answers every
 move from the player to move (stones to everyone, or opcode 9 then 8 again
 to the mover), tells everyone the end (0 draw, 1 black, 2 white, 3 aborted),
-and catches kibitzers up with the stones already placed. It only talks to
+and catches kibitzers up with the moves so far, in the order they were played. It only talks to
 participants through L{Channel}; it knows nothing of FIFOs.
 """
 
@@ -71,6 +71,8 @@ class GameCore:
     seats: list[Channel | None] = field(default_factory=lambda: [None, None])
     kibitzers: list[Channel] = field(default_factory=list)
     state: KInARowState | None = None
+    moves: list[ServerWord] = field(default_factory=list)
+    """Every stone word broadcast so far (a pass as 0,0), in order: a late kibitzer's catch-up."""
 
     def participants(self) -> list[Channel]:
         return [c for c in self.seats if c is not None] + self.kibitzers
@@ -139,9 +141,8 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
     @playing.upon(Game.kibitz).loop()
     def kibitz(inputs: Game, core: GameCore, channel: Channel) -> None:
         core.kibitzers.append(channel)
-        if core.state is not None:
-            for x, y, player in core.state.stones():
-                channel.send(ServerWord(STONE[player], x + 1, y + 1))
+        for word in core.moves:
+            channel.send(word)
 
     @waiting.upon(Game.move).loop()
     def moveTooEarly(inputs: Game, core: GameCore, channel: Channel, x: int, y: int) -> None:
@@ -177,7 +178,9 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
             core.askToMove()
             return
         core.state = after
-        core.broadcast(ServerWord(STONE[state.toMove], x, y))
+        stone = ServerWord(STONE[state.toMove], x, y)
+        core.moves.append(stone)
+        core.broadcast(stone)
         if after.outcome is not None:
             core.end(*core.result(after))
             inputs._ended()

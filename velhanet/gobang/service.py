@@ -19,6 +19,7 @@ from velhanet.gobang import fifo
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.protocol import ClientFifos, FifoChannel, WordFeeder
 from velhanet.gobang.wire import ByteOrder
+from velhanet.startup import StartupReport
 from velhanet.tracing import logTracer, noTrace, orGlobalReactor
 
 LIVENESS_INTERVAL = 2.0
@@ -59,6 +60,7 @@ class GobangServerService(Service):
         self.feeder = WordFeeder(self.lobby, self.order, trace)
         self.liveness = LoopingCall(self.lobby.checkAlive, self.clients.isAlive)
         self.liveness.clock = reactor
+        self.startup = StartupReport(options, reactor)
 
     def serverFifoPath(self, pid: int) -> Path:
         return fifo.fifoPath(self.directory, "gbs", pid)
@@ -67,7 +69,13 @@ class GobangServerService(Service):
         super().startService()
         pid = os.getpid()
         self.path = self.serverFifoPath(pid)
-        fifo.createFifo(self.path)
+        try:
+            fifo.createFifo(self.path)
+        except OSError as error:
+            path, self.path = self.path, None
+            if not self.directory.is_dir():
+                self.startup.cannotStart(f"the FIFO directory {self.directory} does not exist")
+            self.startup.cannotStart(f"cannot create the FIFO {path} ({error.strerror})")
         self.reader = fifo.FifoReader(fifo.openForReading(self.path), self.feeder.dataReceived, reactor=self.reactor)
         self.reader.startReading()
         self.liveness.start(LIVENESS_INTERVAL, now=False)

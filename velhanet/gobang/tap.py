@@ -6,9 +6,10 @@ from twisted.python import usage
 
 from velhanet.gobang.service import makeService
 from velhanet.gobang.wire import byteOrder
+from velhanet.startup import ShortUsage
 
 
-class Options(usage.Options):
+class Options(ShortUsage):
     synopsis = "[--size N] [--game gobang|tictactoe] [--fifo-dir DIR] [--byte-order ORDER] [--once] [--trace]"
     longdesc = (
         "The Gobang server of the FIFO exercise: clients write 32-bit words into DIR/gbs.<pid>, "

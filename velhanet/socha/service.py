@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.application import strports
 from twisted.application.service import IService, MultiService
 from twisted.internet.defer import Deferred, gatherResults
 
-from velhanet.listening import withBacklog
 from velhanet.socha.protocol import SochaFactory
+from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import asText, logTracer, orGlobalReactor
 
 
@@ -46,4 +45,5 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         trace=traceToLog if options["trace"] else None,
         limits=options["limits"],
     )
-    return SochaService(factory, strports.service(withBacklog(options["listen"]), factory, reactor=reactor))
+    listening = ListeningService(options["listen"], factory, reactor, StartupReport(options, reactor))
+    return SochaService(factory, listening)

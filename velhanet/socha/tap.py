@@ -5,11 +5,12 @@ from __future__ import annotations
 from velhanet.limits import LimitOptions
 from velhanet.socha.lobby import SochaLimits
 from velhanet.socha.service import makeService
+from velhanet.startup import ShortUsage
 
 __all__ = ["Options", "makeService"]
 
 
-class Options(LimitOptions):
+class Options(ShortUsage, LimitOptions):
     synopsis = "[--listen ENDPOINT] [--password PW] [--no-timeout] [--paused] [--trace] [--limit NAME=VALUE]..."
     limitsType = SochaLimits
     longdesc = (
@@ -18,11 +19,11 @@ class Options(LimitOptions):
         "reservations and administration."
     )
     optFlags = [
-        ["no-timeout", None, "no 2 s / 10 s move time limits"],
+        ["no-timeout", None, "no move time limits (a soft 2 s and a hard 10 s per move)"],
         ["paused", None, "rooms created by <join/> start paused (an admin steps or resumes them)"],
         ["trace", None, "log every message in and out"],
     ]
     optParameters = [
         ["listen", None, "tcp:13050:interface=127.0.0.1", "Twisted endpoint to listen on"],
-        ["password", None, None, "administrator password (without it administration is disabled)"],
+        ["password", None, None, "administrator password [default: none, administration disabled]"],
     ]

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import fcntl
+import os
 import socket
 import struct
 from typing import Any
 
 from twisted.application.service import MultiService
 from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.error import CannotListenError
 from twisted.internet.interfaces import IListeningPort
 from twisted.internet.stdio import StandardIO
 from twisted.logger import ILogObserver, Logger, textFileLogObserver
 from twisted.python.components import Componentized
 
+from velhanet.startup import StartupReport, listenReason
 from velhanet.tracing import Tracer, logTracer, noTrace, orGlobalReactor
 from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
 from velhanet.velha.lobby import Lobby
@@ -56,18 +59,23 @@ class VelhaService(MultiService):
         self.lobby: Lobby | None = None
         self.udpPort: IListeningPort | None = None
         self.console: ConsoleFrontEnd | None = None
+        ownLog = self.ownLog()
+        self.startup = StartupReport(options, reactor, log=os.path.abspath(ownLog) if ownLog else None)
+
+    def ownLog(self) -> str | None:
+        """The file the console's log goes to (None: twistd's log, as with --bot or ``--log-file -``)."""
+        logFile = self.options["log-file"]
+        return None if self.options["bot"] or not logFile or logFile == "-" else str(logFile)
 
     def setServiceParent(self, parent: Any) -> None:
         """Under twistd, send the log to a file while the console owns the terminal."""
         super().setServiceParent(parent)
-        logFile = self.options["log-file"]
-        consoleOwnsTerminal = not self.options["bot"] and logFile and logFile != "-"
-        if (
-            consoleOwnsTerminal
-            and isinstance(parent, Componentized)
-            and parent.getComponent(ILogObserver, None) is None
-        ):
-            logStream = open(logFile, "a", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
+        logFile = self.ownLog()
+        if logFile and isinstance(parent, Componentized) and parent.getComponent(ILogObserver, None) is None:
+            try:
+                logStream = open(logFile, "a", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
+            except OSError as error:  # still before twistd forks or logs: the terminal is ours
+                raise SystemExit(f"{self.startup.program}: cannot open the log {logFile} ({error.strerror})") from None
             parent.setComponent(ILogObserver, textFileLogObserver(logStream))
 
     def startService(self) -> None:
@@ -97,7 +105,11 @@ class VelhaService(MultiService):
                 peer=options["peer-timeout"], startGrace=options["start-grace"], first=options["first"]
             ),
         )
-        self.udpPort = reactor.listenUDP(options["port"], self.lobby.datagrams, interface=options["interface"])
+        try:
+            self.udpPort = reactor.listenUDP(options["port"], self.lobby.datagrams, interface=options["interface"])
+        except CannotListenError as error:
+            where = f"{options['interface']}:{options['port']}" if options["interface"] else f"port {options['port']}"
+            self.startup.cannotStart(f"cannot listen on UDP {where} ({listenReason(error)})")
         udpSocket = getattr(self.udpPort, "socket", None)
         if udpSocket is not None:  # room for a burst (the kernel caps it at net.core.rmem_max)
             udpSocket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RECEIVE_BUFFER)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from twisted.python import usage
 
+from velhanet.startup import ShortUsage, daemonizing
 from velhanet.velha import wire
 from velhanet.velha.protocol import PROTOCOL_PORT
 from velhanet.velha.room import PEER_TIMEOUT, START_GRACE
 from velhanet.velha.service import makeService as makeService
 
 
-class Options(usage.Options):
+class Options(ShortUsage):
     synopsis = "--nick NICK [options]"
     longdesc = (
         "A JogoVelha peer: finds players on the LAN over UDP (port 20181), "
@@ -22,12 +23,12 @@ class Options(usage.Options):
         ["trace", None, "print every datagram and TCP message, raw and decoded"],
     ]
     optParameters = [
-        ["nick", None, None, "your nick: 1-20 printable ASCII characters, no '|'"],
-        ["interface", None, "", "local IPv4 address to bind (default: all)"],
+        ["nick", None, None, "your nick, required: 1-20 printable ASCII characters, no '|'"],
+        ["interface", None, None, "local IPv4 address to bind [default: all interfaces]"],
         ["port", None, PROTOCOL_PORT, "the protocol port, to listen on and to send to", int],
-        ["announce", None, None, "comma-separated addresses for MSG01/MSG03 instead of broadcast"],
-        ["invite", None, None, "invite NICK as soon as it is seen online"],
-        ["accept", None, None, "answer invitations: ask, always or never (default ask; always with --bot)"],
+        ["announce", None, None, "comma-separated addresses to send MSG01/MSG03 to [default: broadcast]"],
+        ["invite", None, None, "invite NICK as soon as it is seen online [default: nobody]"],
+        ["accept", None, None, "answer invitations: ask, always or never [default: ask; always with --bot]"],
         ["move-delay", None, 0.5, "seconds the bot waits before each move", float],
         [
             "peer-timeout",
@@ -49,8 +50,8 @@ class Options(usage.Options):
             "inviter",
             "who starts game 1 when we are invited (our MSG07): inviter, invitee or random",
         ],
-        ["seed", None, None, "seed for the bot and for a random MSG07 (replayable games)", int],
-        ["log-file", None, None, "console mode: where the log goes (default velha-NICK.log; '-' = twistd's)"],
+        ["seed", None, None, "seed for the bot and for a random MSG07, to replay games [default: random]", int],
+        ["log-file", None, None, "console mode: where the log goes, '-' for twistd's [default: velha-NICK.log]"],
     ]
 
     def postOptions(self) -> None:
@@ -60,6 +61,8 @@ class Options(usage.Options):
             wire.checkNick(self["nick"])
         except ValueError as error:
             raise usage.UsageError(str(error)) from None
+        if daemonizing(self) and not self["bot"]:
+            raise usage.UsageError("the console needs the terminal: run 'twistd -n velha', or add --bot")
         if self["accept"] is None:
             self["accept"] = "always" if self["bot"] else "ask"
         if self["accept"] not in ("ask", "always", "never"):
@@ -68,6 +71,8 @@ class Options(usage.Options):
             raise usage.UsageError("--first must be inviter, invitee or random")
         if not 1 <= self["port"] <= 65535:
             raise usage.UsageError("--port must be 1..65535")
+        if self["interface"] is None:
+            self["interface"] = ""  # every interface, as Twisted spells it
         announce = self["announce"]
         self["announce"] = [a.strip() for a in announce.split(",") if a.strip()] if announce else []
         if self["log-file"] is None:
