@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -17,9 +18,9 @@ from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from velhanet.games.kinarow import TICTACTOE, gobangRules
 from velhanet.gobang import fifo
-from velhanet.gobang.client import GobangSession, renderBoard
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.room import BLACK, WHITE, Game, GameCore, GameMachine
+from velhanet.gobang.session import GobangSession, renderBoard
 from velhanet.gobang.tap import Options
 from velhanet.gobang.wire import (
     ClientOp,
@@ -566,44 +567,58 @@ class RealFifoTests(TestCase):
         self.assertIn("6 4 3\n", blackOut)
 
     @inlineCallbacks
-    def waitUntil(self, condition: Any, *processes: subprocess.Popen[str]):  # type: ignore[no-untyped-def]
+    def waitForText(  # type: ignore[no-untyped-def]
+        self, screens: dict[subprocess.Popen[str], bytearray], process: subprocess.Popen[str], text: str, count: int = 1
+    ):
+        """Until ``process`` has printed ``text`` ``count`` times; every client in ``screens`` must stay alive."""
         for _ in range(300):
-            for process in processes:
-                self.assertIsNone(process.poll(), f"{process.args!r} exited")
-            if condition():
+            for other, screen in screens.items():
+                assert other.stdout is not None
+                with contextlib.suppress(BlockingIOError):
+                    screen += os.read(other.stdout.fileno(), 65536)
+                self.assertIsNone(other.poll(), f"{other.args!r} exited: {screen.decode()}")
+            if screens[process].decode().count(text) >= count:
                 return
             yield deferLater(reactor, 0.1, lambda: None)
-        self.fail("the server never reached the expected state")
+        self.fail(f"{process.args!r} never printed {text!r}: {screens[process].decode()}")
 
     @inlineCallbacks
     def test_kibitzerJoinsAndBlackResigns(self):
-        service = self.startServer()
+        self.startServer()
         pid, where = str(os.getpid()), ("--fifo-dir", str(self.dir))
-        black = self.spawn(*clientCommand("-b", pid, *where), keepStdinOpen=True)
-        white = self.spawn(*clientCommand("-w", pid, *where), keepStdinOpen=True)
+        screens: dict[subprocess.Popen[str], bytearray] = {}
 
-        def core() -> GameCore | None:
-            return next((entry[1] for entry in service.lobby.games.values()), None)
+        def client(*args: str, keepStdinOpen: bool = True) -> subprocess.Popen[str]:
+            process = self.spawn(*clientCommand(*args, *where), keepStdinOpen=keepStdinOpen)
+            assert process.stdout is not None
+            os.set_blocking(process.stdout.fileno(), False)
+            screens[process] = bytearray()
+            return process
 
         def type(process: subprocess.Popen[str], line: str) -> None:
             assert process.stdin is not None
             process.stdin.write(line + "\n")
             process.stdin.flush()
 
-        yield self.waitUntil(lambda: (c := core()) is not None and c.state is not None, black, white)
-        type(black, "6 6")
-        yield self.waitUntil(lambda: len(core().moves) == 1, black, white)  # type: ignore[union-attr]
-        type(white, "2 2")
-        yield self.waitUntil(lambda: len(core().moves) == 2, black, white)  # type: ignore[union-attr]
-        kibitzer = self.spawn(*clientCommand("-k", pid, *where))
-        yield self.waitUntil(lambda: bool(core().kibitzers), black, white, kibitzer)  # type: ignore[union-attr]
-        type(black, "resign")
-        yield self.waitFor(black, white, kibitzer, seconds=20)
-        outputs = [p.stdout.read() if p.stdout else "" for p in (black, white, kibitzer)]
-        self.assertEqual([p.returncode for p in (black, white, kibitzer)], [0, 0, 0], outputs)
-        blackOut, whiteOut, kibitzerOut = outputs
+        black, white = client("-b", pid), client("-w", pid)
         empty, one = renderBoard(11, {}), renderBoard(11, {(6, 6): 0})
         two = renderBoard(11, {(6, 6): 0, (2, 2): 1})
+        yield self.waitForText(screens, black, "Your move")
+        type(black, "6 6")
+        yield self.waitForText(screens, white, "Your move")
+        type(white, "2 2")
+        yield self.waitForText(screens, black, "Your move", count=2)
+        kibitzer = client("-k", pid, keepStdinOpen=False)
+        yield self.waitForText(screens, kibitzer, two)  # it has caught up
+        type(black, "resign")
+        yield self.waitFor(black, white, kibitzer, seconds=20)
+        for process, screen in screens.items():
+            assert process.stdout is not None
+            os.set_blocking(process.stdout.fileno(), True)
+            while chunk := os.read(process.stdout.fileno(), 65536):
+                screen += chunk
+        blackOut, whiteOut, kibitzerOut = (screens[p].decode() for p in (black, white, kibitzer))
+        self.assertEqual([p.returncode for p in (black, white, kibitzer)], [0, 0, 0], [blackOut, whiteOut, kibitzerOut])
         self.assertIn(f"{empty}\nWaiting for your partner to sign on ...\nYour move (x y, pass, resign):\n", blackOut)
         self.assertIn(f"Black plays 6 6.\n{one}\nWhite plays 2 2.\n{two}\nYour move", blackOut)
         self.assertIn("You resigned. White wins.\nGame over!\n", blackOut)

@@ -32,3 +32,9 @@ class LayerTests(SynchronousTestCase):
                 twisted = sorted(n for n in importsOf(path) if n == "twisted" or n.startswith("twisted."))
                 self.assertEqual(twisted, [], f"{path} imports {twisted}")
         self.assertGreater(checked, 4)
+
+    def test_noModuleOverFourHundredLines(self) -> None:
+        """A module fits in a head: split by role before one grows past 400 lines."""
+        sizes = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
+        self.assertGreater(len(sizes), 40)
+        self.assertEqual({str(path.relative_to(PACKAGE)): n for path, n in sizes.items() if n > 400}, {})

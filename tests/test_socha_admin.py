@@ -19,7 +19,8 @@ from twisted.python.failure import Failure
 from twisted.test import iosim
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.socha.admin import AdminError, AdminProtocol, Command, RoomReport, parseArguments
+from velhanet.socha.admin import parseArguments
+from velhanet.socha.adminprotocol import AdminError, AdminProtocol, Command, RoomReport
 from velhanet.socha.games import PiranhasGame
 from velhanet.socha.player import BotPlayer
 from velhanet.socha.protocol import SochaFactory
@@ -159,7 +160,7 @@ class AdminProtocolTests(SynchronousTestCase):
         out = io.StringIO()
         with redirect_stdout(out), self.assertRaises(SystemExit):
             parseArguments(["--help"])
-        for text in ("default 127.0.0.1", "default 13050", "default 30", "SOCHA_ADMIN_PASSWORD"):
+        for text in ("default: 127.0.0.1", "default: 13050", "default: 30", "SOCHA_ADMIN_PASSWORD"):
             self.assertIn(text, " ".join(out.getvalue().split()))
 
 

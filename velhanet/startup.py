@@ -135,12 +135,14 @@ def listenReason(error: CannotListenError) -> str:
 class ListeningService(StreamServerEndpointService):
     """Listens on ``description`` when started; a port it cannot have stops the start, with the reason."""
 
-    def __init__(self, description: str, factory: IProtocolFactory, reactor: Any, report: StartupReport) -> None:
+    def __init__(
+        self, description: str, factory: IProtocolFactory, reactor: Any, report: StartupReport, option: str = "--listen"
+    ) -> None:
         try:
             endpoint = endpoints.serverFromString(reactor, withBacklog(description))
         except ValueError as error:  # before any fork: the terminal is still ours
             command = report.program
-            raise SystemExit(f"{command}: --listen {description}: {error}\n{usageHint(command)}") from None
+            raise SystemExit(f"{command}: {option} {description}: {error}\n{usageHint(command)}") from None
         super().__init__(endpoint, factory)
         self._raiseSynchronously = True
         self.description = description

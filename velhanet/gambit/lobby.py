@@ -18,6 +18,7 @@ from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.limits import AddressBuckets
+from velhanet.web.hub import NO_WATCHER, GameWatcher
 
 MAX_NAME = 64
 
@@ -54,6 +55,9 @@ class Lobby:
     more than ``failedJoinsPerConnection`` on one connection close it, so
     that game ids cannot be scanned.
     """
+
+    watcher: GameWatcher = NO_WATCHER
+    """Where started games are reported for spectators (the factory sets it for ``--web``)."""
 
     def __init__(
         self, texts: Texts, validate: bool, joinFailures: AddressBuckets, failedJoinsPerConnection: int
@@ -106,7 +110,7 @@ class Lobby:
         if gameId is None:
             self._refuse(member, self.texts("noFreeId"))
             return
-        core = RoomCore(gameId, member, self.validate, self.removeGame, self.texts)
+        core = RoomCore(gameId, member, self.validate, self.removeGame, self.texts, watcher=self.watcher)
         game = Game(RoomMachine(core), core)
         member.seat(game, name)
         self.games[gameId] = game

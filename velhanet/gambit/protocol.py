@@ -40,6 +40,7 @@ from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedM
 from velhanet.limits import AddressBuckets
 from velhanet.sendnow import noDelay, writerFor
 from velhanet.tracing import Tracer, noTrace
+from velhanet.web.hub import NO_WATCHER, GameWatcher
 
 SPACING = 0.01
 """Seconds between two writes to one connection (see the module docstring).
@@ -316,6 +317,7 @@ class GambitServerFactory(Factory):
         trace: Tracer | None = None,
         language: str = DEFAULT_LANGUAGE,
         limits: GambitLimits | None = None,
+        watcher: GameWatcher = NO_WATCHER,
     ) -> None:
         self.clock = clock
         self.limits = limits or GambitLimits()
@@ -324,6 +326,7 @@ class GambitServerFactory(Factory):
         self.trace: Tracer = trace or noTrace
         joinFailures = AddressBuckets(self.limits.failedJoinsPerAddress, self.limits.failedJoinsPerMinute, clock)
         self.lobby = self.lobbyType(self.texts, validate, joinFailures, self.limits.failedJoins)
+        self.lobby.watcher = watcher
 
     @property
     def games(self) -> dict[str, Game]:

@@ -21,6 +21,8 @@ from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.games.chessgame import gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
+from velhanet.web.boards import chessBoard
+from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 
 class Player(Protocol):
@@ -72,6 +74,9 @@ class RoomCore:
     board: chess.Board = field(default_factory=chess.Board)
     drawOfferBy: Player | None = None
     """A draw offer stands until its receiver accepts (DRAW) or declines by moving (FIDE 9.1)."""
+    watcher: GameWatcher = NO_WATCHER
+    """Where the game is reported for spectators (``--web``); it never acts on the game."""
+    watched: WatchedGame = UNWATCHED
 
     def opponentOf(self, player: Player) -> Player | None:
         return self.black if player is self.white else self.white
@@ -111,6 +116,8 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         core.black = black
         black.send(Message(Cmd.OK, "", core.white.name))
         core.white.send(Message(Cmd.OK, "", black.name))
+        board = core.board
+        core.watched = core.watcher.started("gambit", "chess", (core.white.name, black.name), lambda: chessBoard(board))
 
     @waiting.upon(Room.move).loop()
     @waiting.upon(Room.end).loop()
@@ -127,6 +134,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         if not core.validate:
             core.moved(player)
             core.relay(player, Cmd.MOVE, args)
+            core.watched.moved(args)  # the board stays as it was: no validation, no board
             return
         colour = chess.WHITE if player is core.white else chess.BLACK
         if core.board.turn != colour:
@@ -140,6 +148,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         playForgetting(core.board, chosen)
         core.moved(player)
         core.relay(player, Cmd.MOVE, args)
+        core.watched.moved(args)
         outcome = gameOutcome(core.board)
         if outcome is not None:
             inputs._finish(core.texts.outcome(outcome))
@@ -149,6 +158,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         opponent = core.opponentOf(player)
         assert opponent is not None
         core.endFor(player, args or core.texts("won", name=opponent.name))
+        core.watched.ended(args or core.texts("won", name=opponent.name))
         _close(core)
 
     @playing.upon(Room.draw).loop()
@@ -169,6 +179,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
     @playing.upon(Room.leave).to(over)
     def left(inputs: Room, core: RoomCore, player: Player) -> None:
         core.endFor(player, core.texts("abandoned", name=player.name))
+        core.watched.ended(core.texts("abandoned", name=player.name))
         _close(core)
 
     @playing.upon(Room._finish).to(over)
@@ -177,6 +188,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         for player in (core.white, core.black):
             if player is not None:
                 player.send(Message(Cmd.END, "", text))
+        core.watched.ended(text)
         _close(core)
 
     waiting.upon(Room._finish).loop().returns(None)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.application.service import IService
+from twisted.application.service import IService, MultiService
 
 from velhanet.gambit.protocol import GambitServerFactory
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import logTracer, orGlobalReactor
+from velhanet.web.service import webSite
 
 
 def _withoutNewline(raw: bytes | str) -> str:
@@ -27,6 +28,8 @@ traceToLog = logTracer("velhanet.gambit.trace", showRaw=_withoutNewline, describ
 
 def makeService(options: Any, reactor: Any = None) -> IService:
     reactor = orGlobalReactor(reactor)
+    report = StartupReport(options, reactor)
+    watcher, web = webSite(options, reactor, report)
     factory = GambitServerFactory(
         clock=reactor,
         validate=not options["no-validate"],
@@ -34,5 +37,12 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         spacing=options["spacing"],
         language=options["language"],
         limits=options["limits"],
+        watcher=watcher,
     )
-    return ListeningService(options["listen"], factory, reactor, StartupReport(options, reactor))
+    listening = ListeningService(options["listen"], factory, reactor, report)
+    if web is None:
+        return listening
+    both = MultiService()
+    listening.setServiceParent(both)
+    web.setServiceParent(both)
+    return both

@@ -9,10 +9,11 @@ from velhanet.gambit.service import makeService
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, LANGUAGES
 from velhanet.limits import LimitOptions
 from velhanet.startup import ShortUsage
+from velhanet.web.service import WEB_OPTION
 
 
 class Options(ShortUsage, LimitOptions):
-    synopsis = "[--listen ENDPOINT] [--no-validate] [--trace] [--limit NAME=VALUE]..."
+    synopsis = "[--listen ENDPOINT] [--no-validate] [--trace] [--web ENDPOINT] [--limit NAME=VALUE]..."
     limitsType = GambitLimits
     longdesc = (
         "A Gambit chess relay server (JSON over TCP, port 22022), compatible with the "
@@ -26,6 +27,7 @@ class Options(ShortUsage, LimitOptions):
         ["listen", None, "tcp:22022", "Twisted endpoint to listen on (e.g. tcp:22022:interface=127.0.0.1)"],
         ["spacing", None, 0.01, "seconds between two writes to one client (0: no pacing)", float],
         ["language", None, DEFAULT_LANGUAGE, "language of the server's texts: es (as the original server) or en"],
+        WEB_OPTION,
     ]
 
     def postOptions(self) -> None:

@@ -1,0 +1,1 @@
+"""``--web``: a live spectators' site for every family's server (``docs/architecture.md``)."""

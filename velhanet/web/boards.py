@@ -1,0 +1,71 @@
+"""Boards drawn as SVG from the engines' states, for the spectators' site.
+
+Called only when a spectator needs the board (L{velhanet.web.hub.GameRecord.svg}),
+never on a move nobody watches. Each drawing scales to its container
+(a ``viewBox``, no fixed size) so it fills a projector or a phone.
+"""
+
+from __future__ import annotations
+
+import chess
+import chess.svg
+
+from velhanet.games.kinarow import KInARowState
+from velhanet.games.piranhas import SIZE, SQUID, teamOf, weightOf
+
+CELL = 40
+COLOURS = ("#c0392b", "#2563eb")
+"""Team or player one, team or player two."""
+
+
+def chessBoard(board: chess.Board) -> str:
+    """The chess library's own board; the last move marked when the board still knows it."""
+    last = board.peek() if board.move_stack else None
+    check = board.king(board.turn) if board.is_check() else None
+    return chess.svg.board(board, lastmove=last, check=check)
+
+
+def _svg(width: int, height: int, body: list[str], label: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" aria-label="{label}">'
+        + "".join(body)
+        + "</svg>"
+    )
+
+
+def piranhasBoard(cells: bytes) -> str:
+    """A 10×10 Piranhas board: fish as discs sized by weight, squids as dark squares."""
+    body = [f'<rect width="{SIZE * CELL}" height="{SIZE * CELL}" fill="#dff1f7"/>']
+    for y in range(SIZE):
+        for x in range(SIZE):
+            value = cells[y * SIZE + x]
+            # y = 0 is the bottom row in the Software-Challenge's coordinates.
+            px, py = x * CELL, (SIZE - 1 - y) * CELL
+            body.append(f'<rect x="{px}" y="{py}" width="{CELL}" height="{CELL}" fill="none" stroke="#9cc"/>')
+            if value == SQUID:
+                body.append(f'<rect class="squid" x="{px + 6}" y="{py + 6}" width="28" height="28" fill="#333"/>')
+                continue
+            team = teamOf(value)
+            if team is not None:
+                radius = 7 + 4 * weightOf(value)
+                body.append(
+                    f'<circle class="fish team{team}" cx="{px + CELL // 2}" cy="{py + CELL // 2}" r="{radius}" '
+                    f'fill="{COLOURS[team]}"/>'
+                )
+    return _svg(SIZE * CELL, SIZE * CELL, body, "Piranhas board")
+
+
+def kInARowBoard(state: KInARowState) -> str:
+    """A k-in-a-row board (gobang, tic-tac-toe): a grid and each player's stones."""
+    width, height = state.rules.width, state.rules.height
+    body = [f'<rect width="{width * CELL}" height="{height * CELL}" fill="#f3d9a4"/>']
+    for x in range(width + 1):
+        body.append(f'<line x1="{x * CELL}" y1="0" x2="{x * CELL}" y2="{height * CELL}" stroke="#7a5a2a"/>')
+    for y in range(height + 1):
+        body.append(f'<line x1="0" y1="{y * CELL}" x2="{width * CELL}" y2="{y * CELL}" stroke="#7a5a2a"/>')
+    for x, y, player in state.stones():
+        body.append(
+            f'<circle class="stone player{player}" cx="{x * CELL + CELL // 2}" cy="{y * CELL + CELL // 2}" '
+            f'r="{CELL // 2 - 4}" fill="{("#111", "#fff")[player]}" stroke="#111"/>'
+        )
+    return _svg(width * CELL, height * CELL, body, "board")

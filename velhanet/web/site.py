@@ -1,0 +1,170 @@
+"""The spectators' site: ``twisted.web`` resources over a L{GameHub}, in the game server's reactor.
+
+Paths (anything else is a 404 in plain text):
+
+- ``/``: the list of games; ``/events``: its event stream;
+- ``/game/<id>``: one game; ``/game/<id>/events``: its event stream;
+- ``/static/style.css``, ``/static/watch.js``: served from the package.
+
+Read-only by construction: every resource renders GET (and HEAD) only, so
+any other method is answered 405 by C{twisted.web}, and nothing here holds a
+reference that could act on a game: the hub is fed by the rooms and never
+calls them. Game ids are the hub's own counters, never a family's game or
+room id (a Gambit id lets one JOIN, a Software-Challenge room id lets an
+administrator act). More than L{GameHub.maxSpectators} open streams: 503.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Request, Site
+
+from velhanet.web.hub import GameHub, Stream
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("velhanet.web").joinpath("static", name).read_bytes()
+
+
+ASSETS: dict[bytes, tuple[bytes, bytes]] = {
+    b"style.css": (b"text/css; charset=utf-8", _asset("style.css")),
+    b"watch.js": (b"text/javascript; charset=utf-8", _asset("watch.js")),
+}
+INDEX = _asset("index.html")
+GAME = _asset("game.html")
+
+
+def _plain(request: Request, code: int, text: str) -> bytes:
+    request.setResponseCode(code)
+    request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+    return (text + "\n").encode("utf-8")
+
+
+def _html(request: Request, body: bytes) -> bytes:
+    request.setHeader(b"content-type", b"text/html; charset=utf-8")
+    request.setHeader(b"cache-control", b"no-cache")
+    return body
+
+
+class NotFound(Resource):
+    isLeaf = True
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+    def render_GET(self, request: Request) -> bytes:
+        return _plain(request, 404, f"404 Not Found: {self.what}")
+
+
+def _abort(request: Request) -> None:
+    transport: Any = request.transport
+    if transport is not None:
+        transport.abortConnection()
+
+
+def _openStream(request: Request, hub: GameHub) -> bool:
+    """Headers of an event stream; False (and a 503 written) when the site has all the spectators it takes."""
+    if hub.full():
+        request.setResponseCode(503)
+        request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+        request.setHeader(b"retry-after", b"30")
+        request.write(b"503 Service Unavailable: too many spectators, try again later\n")
+        request.finish()
+        return False
+    request.setHeader(b"content-type", b"text/event-stream; charset=utf-8")
+    request.setHeader(b"cache-control", b"no-cache")
+    request.setHeader(b"x-accel-buffering", b"no")
+    return True
+
+
+def _streamUntilGone(request: Request, stream: Stream) -> None:
+    def gone(reason: object) -> None:
+        stream.stopProducing()
+
+    request.notifyFinish().addBoth(gone)
+
+
+class ListEvents(Resource):
+    isLeaf = True
+
+    def __init__(self, hub: GameHub) -> None:
+        super().__init__()
+        self.hub = hub
+
+    def render_GET(self, request: Request) -> object:
+        if request.postpath not in ([], [b""]):
+            return _plain(request, 404, "404 Not Found: no such page")
+        if _openStream(request, self.hub):
+            _streamUntilGone(request, self.hub.watchList(request, lambda: _abort(request)))
+        return NOT_DONE_YET
+
+
+class GamePage(Resource):
+    """``/game/<id>`` and ``/game/<id>/events``."""
+
+    isLeaf = True
+
+    def __init__(self, hub: GameHub) -> None:
+        super().__init__()
+        self.hub = hub
+
+    def render_GET(self, request: Request) -> object:
+        path = request.postpath or []
+        gameId = path[0].decode("ascii", "replace") if path else ""
+        record = self.hub.visible(gameId) if gameId.isdigit() and len(gameId) <= 12 else None
+        if record is None:
+            return _plain(request, 404, f"404 Not Found: no game {gameId[:40]!r} on this server")
+        if path[1:] == []:
+            return _html(request, GAME)
+        if path[1:] != [b"events"]:
+            return _plain(request, 404, "404 Not Found: no such page")
+        if _openStream(request, self.hub):
+            _streamUntilGone(request, self.hub.watchGame(record, request, lambda: _abort(request)))
+        return NOT_DONE_YET
+
+
+class Static(Resource):
+    isLeaf = True
+
+    def render_GET(self, request: Request) -> bytes:
+        path = request.postpath or []
+        name = path[0] if len(path) == 1 else b""
+        asset = ASSETS.get(name)
+        if asset is None:
+            return _plain(request, 404, "404 Not Found: no such file")
+        request.setHeader(b"content-type", asset[0])
+        request.setHeader(b"cache-control", b"max-age=300")
+        return asset[1]
+
+
+class Root(Resource):
+    def __init__(self, hub: GameHub) -> None:
+        super().__init__()
+        self.putChild(b"events", ListEvents(hub))
+        self.putChild(b"game", GamePage(hub))
+        self.putChild(b"static", Static())
+
+    def getChild(self, path: bytes, request: Request) -> Resource:
+        if path == b"" and not request.postpath:
+            return self
+        return NotFound("no such page")
+
+    def render_GET(self, request: Request) -> bytes:
+        return _html(request, INDEX)
+
+
+def spectatorSite(hub: GameHub) -> Site:
+    site = Site(Root(hub))
+    site.displayTracebacks = False
+    return site
+
+
+def webEndpoint(value: str) -> str:
+    """``--web``'s value as an endpoint: a bare port listens on loopback only."""
+    if value.isdigit():
+        return f"tcp:{value}:interface=127.0.0.1"
+    return value
