@@ -119,6 +119,16 @@ class FifoDirectoryTests(StartupTestCase):
         self.assertEqual(status, 1)
         self.assertEqual(lines[-1], f"Cannot contact server #123: the FIFO directory {missing} does not exist")
 
+    def test_checkerWithoutItsDirectory(self) -> None:
+        """A mistyped --fifo-dir is named as such, even when the pid is not a server either."""
+        missing = self.tmp / "missing"
+        command = python(
+            "-m", "velhanet.conformance.report", "gobang", "--target", "999999", "--fifo-dir", str(missing)
+        )
+        status, lines = self.finished(command)
+        self.assertEqual(status, 3)
+        self.assertIn(f"cannot test: the FIFO directory {missing} does not exist", lines)
+
 
 class UsageErrorTests(StartupTestCase):
     """A bad option: the error and a hint, not the whole help first."""

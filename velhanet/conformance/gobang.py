@@ -82,10 +82,10 @@ def serverFifos(target: Target) -> list[Path]:
 def canTest(target: Target) -> str | None:
     if target.pid <= 0:
         return "--target must be the server's process id"
+    if not Path(target.fifoDir).is_dir():  # first: a mistyped directory is the likelier slip
+        return f"the FIFO directory {target.fifoDir} does not exist"
     if not isAlive(target.pid):
         return f"no process with pid {target.pid}"
-    if not Path(target.fifoDir).is_dir():
-        return f"the FIFO directory {target.fifoDir} does not exist"
     if not serverFifos(target):
         return f"process {target.pid} has no FIFO gbs.{target.pid:05d} in {target.fifoDir}"
     return None

@@ -134,7 +134,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         if not core.validate:
             core.moved(player)
             core.relay(player, Cmd.MOVE, args)
-            core.watched.moved(args)  # the board stays as it was: no validation, no board
+            core.watched.moved(args.rpartition(":")[2].strip())  # not validated: the board does not follow
             return
         colour = chess.WHITE if player is core.white else chess.BLACK
         if core.board.turn != colour:
@@ -148,7 +148,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         playForgetting(core.board, chosen)
         core.moved(player)
         core.relay(player, Cmd.MOVE, args)
-        core.watched.moved(args)
+        core.watched.moved(chosen.uci())  # never the game id the text starts with
         outcome = gameOutcome(core.board)
         if outcome is not None:
             inputs._finish(core.texts.outcome(outcome))

@@ -25,6 +25,7 @@ from twisted.logger import Logger
 from velhanet.games.kinarow import KInARowRules
 from velhanet.gobang.room import BLACK, WHITE, Channel, Game, GameCore, GameMachine
 from velhanet.gobang.wire import ClientOp, ClientWord, Refused, ServerOp, ServerWord
+from velhanet.web.hub import NO_WATCHER, GameWatcher
 
 DROPS_LOGGED_PER_READ = 16
 """Dropped words logged one by one per read of the server FIFO; the rest are summed up in one line.
@@ -69,6 +70,8 @@ class Lobby:
 
     log = Logger()
     coreType = GameCore
+    watcher: GameWatcher = NO_WATCHER
+    """Where started games are reported for the spectators' site (the service sets it for ``--web``)."""
 
     def __init__(
         self,
@@ -184,6 +187,7 @@ class Lobby:
             if core.state is None and core.seats[colour] is None:
                 return game, core
         core = self.coreType(self.nextNumber, self.rules, self._gameOver)
+        core.watcher = self.watcher
         self.nextNumber += 1
         game = GameMachine(core)
         self.games[core.number] = (game, core)

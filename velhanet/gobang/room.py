@@ -20,6 +20,8 @@ from twisted.logger import Logger
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import PASS, RESIGN, KInARowRules, KInARowState, Place
 from velhanet.gobang.wire import ServerOp, ServerWord
+from velhanet.web.boards import kInARowBoard
+from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 BLACK, WHITE = 0, 1
 COLOUR = ("black", "white")
@@ -73,6 +75,9 @@ class GameCore:
     state: KInARowState | None = None
     moves: list[ServerWord] = field(default_factory=list)
     """Every stone word broadcast so far (a pass as 0,0), in order: a late kibitzer's catch-up."""
+    watcher: GameWatcher = NO_WATCHER
+    """Where the game is reported for the spectators' site (``--web``); it never acts on the game."""
+    watched: WatchedGame = UNWATCHED
 
     def participants(self) -> list[Channel]:
         return [c for c in self.seats if c is not None] + self.kibitzers
@@ -100,6 +105,7 @@ class GameCore:
 
     def end(self, opcode: int, why: str) -> None:
         self.log.info("game {number} over: {why}", number=self.number, why=why)
+        self.watched.ended(why)
         self.broadcast(ServerWord(opcode))
         self.onOver(self)
 
@@ -112,6 +118,10 @@ class GameCore:
         return (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS)[
             outcome.winner
         ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
+
+
+def _board(core: GameCore) -> str:
+    return kInARowBoard(core.state) if core.state is not None else ""
 
 
 def _buildGame() -> TypeMachine[Game, GameCore]:
@@ -135,6 +145,11 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
     def start(inputs: Game, core: GameCore) -> None:
         core.state = core.rules.initial()
         core.log.info("game {number} starts", number=core.number)
+        players = [f"{COLOUR[colour]} (pid {seated.pid})" for colour, seated in enumerate(core.seats) if seated]
+        rules = core.rules
+        core.watched = core.watcher.started(
+            "gobang", f"{rules.name} {rules.width}x{rules.height}", players, lambda: _board(core)
+        )
         core.askToMove()
 
     @waiting.upon(Game.kibitz).loop()
@@ -181,6 +196,7 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         stone = ServerWord(STONE[state.toMove], x, y)
         core.moves.append(stone)
         core.broadcast(stone)
+        core.watched.moved(f"{COLOUR[state.toMove]} {x},{y}" if x or y else f"{COLOUR[state.toMove]} passes")
         if after.outcome is not None:
             core.end(*core.result(after))
             inputs._ended()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from twisted.application.service import Service
+from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
@@ -21,6 +22,7 @@ from velhanet.gobang.protocol import ClientFifos, FifoChannel, WordFeeder
 from velhanet.gobang.wire import ByteOrder
 from velhanet.startup import StartupReport
 from velhanet.tracing import logTracer, noTrace, orGlobalReactor
+from velhanet.web.service import webSite
 
 LIVENESS_INTERVAL = 2.0
 """Seconds between checks that every participant's process still exists."""
@@ -61,9 +63,16 @@ class GobangServerService(Service):
         self.liveness = LoopingCall(self.lobby.checkAlive, self.clients.isAlive)
         self.liveness.clock = reactor
         self.startup = StartupReport(options, reactor)
+        watcher, self.web = webSite(options, reactor, self.startup)
+        self.lobby.watcher = watcher
 
     def serverFifoPath(self, pid: int) -> Path:
         return fifo.fifoPath(self.directory, "gbs", pid)
+
+    def privilegedStartService(self) -> None:
+        super().privilegedStartService()
+        if self.web is not None:
+            self.web.privilegedStartService()  # --web: bound before twistd drops privileges, as a port
 
     def startService(self) -> None:
         super().startService()
@@ -79,6 +88,8 @@ class GobangServerService(Service):
         self.reader = fifo.FifoReader(fifo.openForReading(self.path), self.feeder.dataReceived, reactor=self.reactor)
         self.reader.startReading()
         self.liveness.start(LIVENESS_INTERVAL, now=False)
+        if self.web is not None:
+            self.web.startService()  # after the FIFO: once the site answers, clients can connect
         self.log.info(
             "Gobang server #{pid} ({game} {size}x{size}) reading {path}",
             pid=pid,
@@ -87,8 +98,9 @@ class GobangServerService(Service):
             path=str(self.path),
         )
 
-    def stopService(self) -> None:
+    def stopService(self) -> Deferred[object] | None:
         super().stopService()
+        stopped = self.web.stopService() if self.web is not None and self.web.running else None
         if self.liveness.running:
             self.liveness.stop()
         self.lobby.shutdown()
@@ -100,6 +112,7 @@ class GobangServerService(Service):
             fifo.removeFifo(self.path)
             self.log.info("removed {path}", path=str(self.path))
             self.path = None
+        return stopped
 
     def stop(self) -> None:
         """Opcode 15 or --once: stop the whole process (stopService then runs)."""

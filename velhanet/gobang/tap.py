@@ -7,10 +7,13 @@ from twisted.python import usage
 from velhanet.gobang.service import makeService
 from velhanet.gobang.wire import byteOrder
 from velhanet.startup import ShortUsage
+from velhanet.web.service import WEB_OPTION
 
 
 class Options(ShortUsage):
-    synopsis = "[--size N] [--game gobang|tictactoe] [--fifo-dir DIR] [--byte-order ORDER] [--once] [--trace]"
+    synopsis = (
+        "[--size N] [--game gobang|tictactoe] [--fifo-dir DIR] [--byte-order ORDER] [--once] [--trace] [--web ENDPOINT]"
+    )
     longdesc = (
         "The Gobang server of the FIFO exercise: clients write 32-bit words into DIR/gbs.<pid>, "
         "the server answers with 16-bit words into their DIR/gbc.<pid>. Many games at once."
@@ -24,6 +27,7 @@ class Options(ShortUsage):
         ["game", None, "gobang", "gobang, or tictactoe (3x3) with the same clients"],
         ["fifo-dir", None, "/tmp", "directory of the FIFOs gbs.* and gbc.*"],
         ["byte-order", None, "native", "byte order of the words: native, big or little"],
+        WEB_OPTION,
     ]
 
     def postOptions(self) -> None:

@@ -28,6 +28,7 @@ from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
 from velhanet.socha.room import Room, openRoom
 from velhanet.socha.seats import Client, RoomCore
 from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag
+from velhanet.web.hub import NO_WATCHER, GameWatcher
 
 JOIN_REQUESTS = frozenset({"join", "joinRoom", "joinPrepared"})
 ADMIN_REQUESTS = frozenset({"authenticate", "prepare", "observe", "pause", "step", "cancel"})
@@ -91,6 +92,10 @@ class Lobby:
     """All rooms of one server, their reservations, observers and administrators."""
 
     log = Logger()
+    watcher: GameWatcher = NO_WATCHER
+    """Where started games are reported for the spectators' site (the factory sets it for ``--web``)."""
+    showPrepared = False
+    """Show prepared games on the site too (``--web-show-prepared``)."""
 
     def __init__(
         self,
@@ -125,6 +130,8 @@ class Lobby:
             self.observers.setdefault(roomId, []),
             timeouts=self.timeouts,
             rng=random.Random(self.rng.random()),
+            watcher=self.watcher,
+            hidden=prepared and not self.showPrepared,
         )
         room = RoomEntry(openRoom(core, paused), core, prepared)
         self.rooms[roomId] = room

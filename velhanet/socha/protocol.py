@@ -22,6 +22,7 @@ from velhanet.sendnow import noDelay, writerFor
 from velhanet.socha.lobby import ADMIN_REQUESTS, JOIN_REQUESTS, Lobby, RoomEntry, SochaLimits
 from velhanet.socha.wire import XmlError, XmlStreamReader, errorPacket, render, tag
 from velhanet.tracing import IN, OUT, Tracer, noTrace
+from velhanet.web.hub import NO_WATCHER, GameWatcher
 
 INPUT_PIECE = 4096
 """Bytes of a client's input parsed and handled before checking that it still reads our answers."""
@@ -275,10 +276,14 @@ class SochaFactory(Factory):
         rng: random.Random | None = None,
         trace: Tracer | None = None,
         limits: SochaLimits | None = None,
+        watcher: GameWatcher = NO_WATCHER,
+        showPrepared: bool = False,
     ) -> None:
         self.clock = clock
         self.limits = limits or SochaLimits()
         self.lobby = Lobby(clock, self.limits, password, timeouts, paused, rng)
+        self.lobby.watcher = watcher
+        self.lobby.showPrepared = showPrepared
         self._lastRendered: tuple[Element, bytes] | None = None
         self.tracing = trace is not None
         """Whether ``--trace`` is on: when off, no message is rendered or decoded for it."""

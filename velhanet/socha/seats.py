@@ -17,9 +17,12 @@ from xml.etree.ElementTree import Element
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
+from velhanet.games.kinarow import Place
 from velhanet.games.piranhas import TEAM_NAMES
-from velhanet.socha.games import GameEnd, GameType, HostedGame
+from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
 from velhanet.socha.wire import Verdict, resultData, tag
+from velhanet.web.boards import kInARowBoard, piranhasBoard
+from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 PACKET_GAP = 0.05
 """Seconds between two packets to one player that must arrive in separate reads."""
@@ -46,6 +49,25 @@ class Slot:
         return self.displayName or TEAM_NAMES[self.team]
 
 
+def drawBoard(game: HostedGame) -> str:
+    """The board of a hosted game as SVG, for the spectators' site."""
+    if isinstance(game, PiranhasGame):
+        return piranhasBoard(game.state.cells)
+    if isinstance(game, KInARowGame):
+        return kInARowBoard(game.state)
+    return ""
+
+
+def moveText(game: HostedGame) -> str:
+    """The move just played, for the spectators' move list."""
+    if isinstance(game, PiranhasGame):
+        return str(game.state.lastMove)
+    if isinstance(game, KInARowGame):
+        move = game.state.lastMove
+        return f"({move.x}, {move.y})" if isinstance(move, Place) else str(move)
+    return "?"
+
+
 @dataclass
 class RoomCore:
     roomId: str
@@ -60,6 +82,11 @@ class RoomCore:
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.socha.room"))
     game: HostedGame | None = None
     """The game, from the welcome on."""
+    watcher: GameWatcher = NO_WATCHER
+    """Where the game is reported for the spectators' site (``--web``); it never acts on the game."""
+    hidden: bool = False
+    """Not shown on the site (a prepared game, unless the server runs with ``--web-show-prepared``)."""
+    watched: WatchedGame = UNWATCHED
 
     # -- sending ------------------------------------------------------------------
 
@@ -106,6 +133,8 @@ class RoomCore:
         names = (self.slots[0].displayName, self.slots[1].displayName)
         self.toPlayers(resultData(self.gameType.fragments, names, TEAM_NAMES, verdict))
         self.log.info("room {room}: {reason}", room=self.roomId, reason=verdict.reason)
+        winner = f"{self.slots[verdict.winner].name()} wins: " if verdict.winner is not None else ""
+        self.watched.ended(winner + verdict.reason)
         self.leaveAll()
 
     def ended(self, end: GameEnd) -> None:

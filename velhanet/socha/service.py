@@ -10,6 +10,7 @@ from twisted.internet.defer import Deferred, gatherResults
 from velhanet.socha.protocol import SochaFactory
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import asText, logTracer, orGlobalReactor
+from velhanet.web.service import webSite
 
 
 def _stripped(raw: bytes | str) -> str:
@@ -24,10 +25,12 @@ traceToLog = logTracer("velhanet.socha.trace", "{arrow} {peer} <{decoded}> {raw}
 class SochaService(MultiService):
     """The listening port and the lobby; stopping ends every game properly before the process exits."""
 
-    def __init__(self, factory: SochaFactory, listening: IService) -> None:
+    def __init__(self, factory: SochaFactory, listening: IService, web: IService | None = None) -> None:
         super().__init__()
         self.factory = factory
         listening.setServiceParent(self)
+        if web is not None:
+            web.setServiceParent(self)
 
     def stopService(self) -> Deferred[list[object]]:
         stopped: Deferred[object] = super().stopService()
@@ -37,6 +40,8 @@ class SochaService(MultiService):
 
 def makeService(options: Any, reactor: Any = None) -> IService:
     reactor = orGlobalReactor(reactor)
+    report = StartupReport(options, reactor)
+    watcher, web = webSite(options, reactor, report)
     factory = SochaFactory(
         clock=reactor,
         password=options["password"],
@@ -44,6 +49,8 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         paused=options["paused"],
         trace=traceToLog if options["trace"] else None,
         limits=options["limits"],
+        watcher=watcher,
+        showPrepared=options["web-show-prepared"],
     )
-    listening = ListeningService(options["listen"], factory, reactor, StartupReport(options, reactor))
-    return SochaService(factory, listening)
+    listening = ListeningService(options["listen"], factory, reactor, report)
+    return SochaService(factory, listening, web)

@@ -6,12 +6,16 @@ from velhanet.limits import LimitOptions
 from velhanet.socha.lobby import SochaLimits
 from velhanet.socha.service import makeService
 from velhanet.startup import ShortUsage
+from velhanet.web.service import WEB_OPTION
 
 __all__ = ["Options", "makeService"]
 
 
 class Options(ShortUsage, LimitOptions):
-    synopsis = "[--listen ENDPOINT] [--password PW] [--no-timeout] [--paused] [--trace] [--limit NAME=VALUE]..."
+    synopsis = (
+        "[--listen ENDPOINT] [--password PW] [--no-timeout] [--paused] [--trace] [--web ENDPOINT] "
+        "[--limit NAME=VALUE]..."
+    )
     limitsType = SochaLimits
     longdesc = (
         "A Software-Challenge game server speaking the XML protocol of the official server "
@@ -22,8 +26,14 @@ class Options(ShortUsage, LimitOptions):
         ["no-timeout", None, "no move time limits (a soft 2 s and a hard 10 s per move)"],
         ["paused", None, "rooms created by <join/> start paused (an admin steps or resumes them)"],
         ["trace", None, "log every message in and out"],
+        [
+            "web-show-prepared",
+            None,
+            "with --web: show prepared games too (hidden by default: their teams and moves are the organiser's)",
+        ],
     ]
     optParameters = [
         ["listen", None, "tcp:13050:interface=127.0.0.1", "Twisted endpoint to listen on"],
         ["password", None, None, "administrator password [default: none, administration disabled]"],
+        WEB_OPTION,
     ]

@@ -1,0 +1,270 @@
+"""The spectators' site in memory: the hub, its streams, the resources, and the Gambit room feeding it.
+
+Every request goes through a real ``twisted.web`` L{Site} and L{HTTPChannel}
+on a C{StringTransport} with a L{Clock}: the same parser, the same
+producer chain (transport → channel → request → L{Stream}) as a real
+connection, without a socket.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from twisted.internet.address import IPv4Address
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.test_gambit import RecordingPlayer
+from velhanet.gambit.room import RoomCore, RoomMachine
+from velhanet.gambit.texts import Texts
+from velhanet.web.hub import NO_WATCHER, GameHub, WatchedGame
+from velhanet.web.site import spectatorSite, webEndpoint
+
+
+class Browser:
+    """One HTTP/1.1 connection to the site, in memory."""
+
+    def __init__(self, hub: GameHub, clock: Clock, path: bytes, method: bytes = b"GET") -> None:
+        site = spectatorSite(hub)
+        site.timeOut = None
+        site.reactor = clock
+        channel: Any = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+        self.channel = channel  # HTTP/1.1 behind Twisted's protocol-negotiating wrapper
+        self.transport = StringTransport()
+        channel.makeConnection(self.transport)
+        channel.dataReceived(method + b" " + path + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+
+    def producer(self) -> Any:
+        """What the transport pauses when its buffer is full (the channel, which pauses the request's producer)."""
+        assert self.transport.producer is not None
+        return self.transport.producer
+
+    def status(self) -> int:
+        return int(self.transport.value().split(b" ", 2)[1])
+
+    def body(self) -> bytes:
+        return self.transport.value().partition(b"\r\n\r\n")[2]
+
+    def events(self) -> list[tuple[str, Any]]:
+        """The server-sent events received so far (chunked framing dropped)."""
+        found = []
+        for block in self.body().decode("utf-8").split("\n\n"):
+            lines = [line for line in block.splitlines() if line.startswith(("event: ", "data: "))]
+            if len(lines) == 2:
+                found.append((lines[0][7:], json.loads(lines[1][6:])))
+        return found
+
+
+class Drawn:
+    """A board that counts its drawings."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> str:
+        self.count += 1
+        return f"<svg>{self.count}</svg>"
+
+
+class HubTestCase(SynchronousTestCase):
+    def setUp(self) -> None:
+        self.clock = Clock()
+        self.clock.advance(1000)
+        self.hub = GameHub(self.clock, maxSpectators=3, backlog=4, keepFinished=2)
+        self.drawn = Drawn()
+
+    def game(self, hidden: bool = False) -> WatchedGame:
+        return self.hub.started("gambit", "chess", ["alice", "<b>bob</b>"], self.drawn, hidden)
+
+    def open(self, path: bytes, method: bytes = b"GET") -> Browser:
+        return Browser(self.hub, self.clock, path, method)
+
+
+class PageTests(HubTestCase):
+    def test_listAndGamePages(self) -> None:
+        self.game()
+        for path in (b"/", b"/game/1"):
+            page = self.open(path)
+            self.assertEqual(page.status(), 200, path)
+            self.assertIn(b"text/html", page.transport.value())
+            self.assertIn(b'<script src="/static/watch.js">', page.body())
+        script = self.open(b"/static/watch.js")
+        self.assertEqual(script.status(), 200)
+        self.assertIn(b"EventSource", script.body())
+
+    def test_unknownAndMalformedPathsAreClear404s(self) -> None:
+        self.game()
+        for path in (
+            b"/game/2",
+            b"/game/abc",
+            b"/game/",
+            b"/game/1/moves",
+            b"/game/1/events/x",
+            b"/game/%2e%2e",
+            b"/static/../tap.py",
+            b"/static/nothing.js",
+            b"/nope",
+            b"/events/x",
+            b"/game/" + b"9" * 40,
+        ):
+            page = self.open(path)
+            self.assertEqual(page.status(), 404, path)
+            self.assertIn(b"404 Not Found", page.body(), path)
+
+    def test_readOnly(self) -> None:
+        """No method but GET and HEAD: POST, PUT, DELETE are refused on every resource, and the game is unchanged."""
+        record = self.hub.games["1"] if self.game() else None
+        assert record is not None
+        for method in (b"POST", b"PUT", b"DELETE"):
+            for path in (b"/", b"/events", b"/game/1", b"/game/1/events", b"/static/watch.js"):
+                # 405 for a method a resource could have, 501 for one twisted.web does not know there
+                self.assertIn(self.open(path, method).status(), (405, 501), (method, path))
+        self.assertEqual((record.moves, record.result, self.hub.spectators), ([], None, 0))
+
+    def test_hiddenGameIsNowhere(self) -> None:
+        self.game(hidden=True)
+        self.assertEqual(self.open(b"/game/1").status(), 404)
+        self.assertEqual(self.open(b"/game/1/events").status(), 404)
+        listing = self.open(b"/events")
+        self.assertEqual(listing.events(), [("games", [])])
+        self.hub.games["1"].moved("e2e4")
+        self.assertEqual(len(listing.events()), 1)
+        self.assertEqual(self.drawn.count, 0)
+
+    def test_bareWebPortIsLoopback(self) -> None:
+        self.assertEqual(webEndpoint("8080"), "tcp:8080:interface=127.0.0.1")
+        self.assertEqual(webEndpoint("tcp:8080:interface=0.0.0.0"), "tcp:8080:interface=0.0.0.0")
+
+
+class StreamTests(HubTestCase):
+    def test_lateSpectatorGetsTheWholeGame(self) -> None:
+        game = self.game()
+        self.clock.advance(2.5)
+        game.moved("e2e4")
+        self.clock.advance(1)
+        game.moved("e7e5")
+        self.assertEqual(self.drawn.count, 0, "nobody watched: nothing drawn")
+        late = self.open(b"/game/1/events")
+        self.assertIn(b"text/event-stream", late.transport.value())
+        [(name, snapshot)] = late.events()
+        assert isinstance(snapshot, dict)
+        self.assertEqual(name, "snapshot")
+        self.assertEqual(snapshot["moveList"], [[1, "e2e4", 2.5], [2, "e7e5", 1.0]])
+        self.assertEqual(snapshot["players"], ["alice", "<b>bob</b>"])
+        self.assertEqual((snapshot["svg"], snapshot["state"]), ("<svg>1</svg>", "playing"))
+        game.moved("g1f3")
+        game.ended("alice wins")
+        self.assertEqual(
+            [name for name, _ in late.events()],
+            ["snapshot", "move", "end"],
+        )
+        self.assertEqual(late.events()[2][1], {"result": "alice wins", "svg": "<svg>2</svg>"})
+
+    def test_oneDrawingPerMoveForAllSpectators(self) -> None:
+        game = self.game()
+        spectators = [self.open(b"/game/1/events") for _ in range(3)]
+        self.assertEqual(self.drawn.count, 1)
+        for move in ("e2e4", "e7e5", "g1f3"):
+            game.moved(move)
+        self.assertEqual(self.drawn.count, 4)
+        for spectator in spectators:
+            self.assertEqual([e[1]["move"][1] for e in spectator.events()[1:]], ["e2e4", "e7e5", "g1f3"])
+
+    def test_listFollowsStartsMovesAndEnds(self) -> None:
+        listing = self.open(b"/events")
+        game = self.game()
+        game.moved("e2e4")
+        game.ended("draw")
+        summaries = [e[1] for e in listing.events()]
+        self.assertEqual(summaries[0], [])
+        self.assertEqual(
+            [(s["moves"], s["state"], s["result"]) for s in summaries[1:]],
+            [(0, "playing", None), (1, "playing", None), (1, "over", "draw")],
+        )
+        self.assertEqual(self.drawn.count, 1, "the final board, drawn once so the room can be let go")
+
+    def test_stuckSpectatorIsDroppedAndTheGameGoesOn(self) -> None:
+        """A browser that reads nothing: paused by its transport, it keeps ``backlog`` events, then is dropped."""
+        game = self.game()
+        stuck = self.open(b"/game/1/events")
+        fine = self.open(b"/game/1/events")
+        stuck.producer().pauseProducing()  # what the TCP transport does when its buffer is full
+        written = len(stuck.transport.value())
+        for n in range(4):
+            game.moved(f"m{n}")
+        self.assertEqual(len(stuck.transport.value()), written, "nothing written while paused")
+        self.assertFalse(stuck.transport.disconnecting)
+        self.assertEqual(self.hub.spectators, 2)
+        game.moved("m4")  # the fifth event: over the backlog of 4
+        self.assertTrue(stuck.transport.disconnecting)
+        self.assertEqual((self.hub.spectators, len(self.hub.games["1"].streams)), (1, 1))
+        game.moved("m5")
+        self.assertEqual(len(fine.events()), 7)
+        self.assertEqual(len(self.hub.games["1"].moves), 6)
+
+    def test_pausedSpectatorWithinTheBacklogCatchesUpInOrder(self) -> None:
+        game = self.game()
+        slow = self.open(b"/game/1/events")
+        slow.producer().pauseProducing()
+        for n in range(3):
+            game.moved(f"m{n}")
+        self.assertEqual(len(slow.events()), 1)
+        slow.producer().resumeProducing()
+        self.assertEqual([e[1]["move"][1] for e in slow.events()[1:]], ["m0", "m1", "m2"])
+        self.assertFalse(slow.transport.disconnecting)
+
+    def test_spectatorCapAnswers503(self) -> None:
+        self.game()
+        for _ in range(3):
+            self.assertEqual(self.open(b"/events").status(), 200)
+        refused = self.open(b"/game/1/events")
+        self.assertEqual(refused.status(), 503)
+        self.assertIn(b"too many spectators", refused.body())
+
+    def test_closedConnectionFreesItsPlace(self) -> None:
+        self.game()
+        viewers = [self.open(b"/events") for _ in range(3)]
+        viewers[0].channel.connectionLost(Exception("gone"))
+        self.assertEqual(self.hub.spectators, 2)
+        self.assertEqual(self.open(b"/game/1/events").status(), 200)
+
+    def test_finishedGamesAreForgottenOldestFirst(self) -> None:
+        listing = self.open(b"/events")
+        for n in range(3):
+            self.game().ended(f"end {n}")
+        self.assertEqual(sorted(self.hub.games), ["2", "3"])
+        self.assertIn(("gone", {"id": "1"}), listing.events())
+        self.assertEqual(self.open(b"/game/1").status(), 404)
+
+
+class GambitRoomTests(SynchronousTestCase):
+    """The Gambit room reports start, each legal move (as UCI, never with the game id) and the end."""
+
+    def test_roomFeedsTheHub(self) -> None:
+        clock = Clock()
+        hub = GameHub(clock)
+        white, black = RecordingPlayer("alice"), RecordingPlayer("bob")
+        core = RoomCore("e215", white, True, lambda gameId: None, Texts("en"), watcher=hub)
+        room = RoomMachine(core)
+        self.assertEqual(hub.games, {})
+        room.join(black)
+        [record] = hub.games.values()
+        self.assertEqual((record.family, record.players), ("gambit", ("alice", "bob")))
+        for player, move in ((white, "e215:f2f3"), (black, "e215:e7e5"), (white, "e215:e2e5"), (white, "e215:g2g4")):
+            room.move(player, move)
+        room.move(black, "e215:d8h4")
+        self.assertEqual([m.text for m in record.moves], ["f2f3", "e7e5", "g2g4", "d8h4"])
+        self.assertEqual(record.state, "over")
+        self.assertIn("checkmate", (record.result or "").lower())
+        self.assertIn('class="check"', record.svg())
+
+    def test_withoutWebNothingIsKept(self) -> None:
+        core = RoomCore("e215", RecordingPlayer("alice"), True, lambda gameId: None, Texts("en"))
+        self.assertIs(core.watcher, NO_WATCHER)
+        room = RoomMachine(core)
+        room.join(RecordingPlayer("bob"))
+        room.move(core.white, "e215:e2e4")
+        self.assertEqual(core.board.fullmove_number, 1)
+        self.assertEqual(core.board.turn, False)

@@ -1,0 +1,119 @@
+"""``--web`` seen from a real headless Chromium: a real server, velhanet's bots playing, the DOM checked.
+
+Skipped only when Chromium is not installed (``.ci/run`` installs Debian's
+``chromium``). Each test opens the list before the game exists, so what it
+sees arrives by the event stream, then follows the game's page until the
+result is shown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.chromium import CHROMIUM, NO_CHROMIUM, Chromium, Page
+from tests.processes import Child, freePort, python, twistd
+
+LIST_ROW = "document.querySelector('#games tbody tr')"
+MOVES = "Number(document.getElementById('moves').dataset.count || 0)"
+BOARD = "document.querySelector('#board svg') && document.querySelector('#board svg').outerHTML"
+RESULT = "document.getElementById('result').textContent"
+
+
+class BrowserTestCase(SynchronousTestCase):
+    timeout = 180
+    browser: Chromium
+    game: Page
+
+    def setUp(self) -> None:
+        if CHROMIUM is None:
+            self.skipTest(NO_CHROMIUM)
+        self.tmp = Path(self.mktemp()).resolve()
+        self.tmp.mkdir()
+        self.webPort = freePort()
+        self.base = f"http://127.0.0.1:{self.webPort}"
+
+    def startServer(self, *arguments: str) -> Child:
+        server = Child(self, twistd(*arguments, "--web", str(self.webPort), log=self.tmp / "server.log"))
+        server.waitForPort(self.webPort)
+        return server
+
+    def watchAGame(self, listPage: Page, family: str, players: tuple[str, str]) -> None:
+        """The list shows the game; its page's board follows the moves; the result appears, on both pages."""
+        row = listPage.waitFor(LIST_ROW, f"{LIST_ROW}.textContent", 60)
+        self.assertIn(family, row)
+        for name in players:
+            self.assertIn(name, row)
+        game = self.browser.open(f"{self.base}/game/1")
+        seen, early = game.waitFor(f"{MOVES} >= 1", f"[{MOVES}, {BOARD}]", 60)
+        self.assertEqual(game.evaluate(RESULT), "", "the bots play slowly enough to be watched")
+        later = game.waitFor(f"{MOVES} > {seen}", BOARD, 60)
+        self.assertTrue(early and later)
+        self.assertNotEqual(early, later, "the board did not follow the moves")
+        result = game.waitFor(f"{RESULT}.length > 0", RESULT, 120)
+        self.assertTrue(result.strip())
+        total = game.evaluate(MOVES)
+        self.assertEqual(game.evaluate("document.querySelectorAll('#moves li').length"), total)
+        over = listPage.waitFor(f"{LIST_ROW}.className === 'over'", f"{LIST_ROW}.textContent", 30)
+        self.assertIn(str(total), over)
+        self.game = game
+
+
+class GambitBrowserTests(BrowserTestCase):
+    def test_watchTwoBotsPlay(self) -> None:
+        port = freePort()
+        self.startServer("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1").waitForPort(port)
+        self.browser = Chromium(self)
+        listPage = self.browser.open(self.base + "/")
+        self.assertEqual(listPage.waitFor("document.getElementById('status').textContent === 'live'", "1"), 1)
+        client = python("-c", "from velhanet.gambit.client import main; main()", "--port", str(port), "--bot")
+        alice = Child(self, [*client, "--bot-delay", "0.2", "--user", "alice", "--seed", "1"])
+        first = alice.readLine()
+        self.assertRegex(first, r"^Game [0-9a-f]{4} created")
+        bob = Child(self, [*client, "--bot-delay", "0.2", "--user", "bob", "--seed", "2", "--game", first.split()[1]])
+        self.watchAGame(listPage, "gambit", ("alice", "bob"))
+        self.assertIn("<svg", self.game.evaluate(BOARD))
+        for player in (alice, bob):
+            self.assertEqual(player.wait(30), 0)
+
+    def test_unknownGameIs404InTheBrowser(self) -> None:
+        port = freePort()
+        self.startServer("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1")
+        self.browser = Chromium(self)
+        page = self.browser.open(self.base + "/game/7")
+        self.assertIn(
+            "404 Not Found", page.waitFor("document.body && document.body.textContent", "document.body.textContent")
+        )
+
+
+class GobangBrowserTests(BrowserTestCase):
+    def test_watchTwoBotsPlay(self) -> None:
+        fifos = self.tmp / "fifos"
+        fifos.mkdir()
+        server = self.startServer("gobang-server", "--fifo-dir", str(fifos), "--size", "9")
+        self.browser = Chromium(self)
+        listPage = self.browser.open(self.base + "/")
+        pid = str(server.process.pid)
+        client = python("-c", "from velhanet.gobang.client import main; main()", "--fifo-dir", str(fifos), "--bot")
+        black = Child(self, [*client, "-b", pid, "--bot-delay", "0.2", "--seed", "1"])
+        white = Child(self, [*client, "-w", pid, "--bot-delay", "0.2", "--seed", "2"])
+        self.watchAGame(listPage, "gobang", ("black (pid", "white (pid"))
+        self.assertIn('class="stone', self.game.evaluate(BOARD))
+        for player in (black, white):
+            self.assertEqual(player.wait(30), 0)
+
+
+class SochaBrowserTests(BrowserTestCase):
+    def test_watchTwoExamplePlayersPlay(self) -> None:
+        port = freePort()
+        self.startServer("socha-server", "--listen", f"tcp:{port}:interface=127.0.0.1").waitForPort(port)
+        self.browser = Chromium(self)
+        listPage = self.browser.open(self.base + "/")
+        player = python("-m", "velhanet.socha.example", "--port", str(port))
+        one = Child(self, [*player, "--seed", "1"])
+        two = Child(self, [*player, "--seed", "2"])
+        self.watchAGame(listPage, "swc_2026_piranhas", ("ONE", "TWO"))
+        self.assertIn('class="fish team0"', self.game.evaluate(BOARD))
+        for client in (one, two):
+            self.assertEqual(client.wait(30), 0)
