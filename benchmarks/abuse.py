@@ -1,6 +1,6 @@
 """A repeatable abuse campaign against real velhanet servers on loopback.
 
-    python benchmarks/abuse.py [--only gambit,socha,gobang,velha] [--quick] [--out FILE]
+    python -m benchmarks.abuse [--only gambit,socha,gobang,velha] [--quick] [--out FILE]
 
 docs/security.md promises that "the one who misbehaves pays, and nobody
 else does". The unit tests (tests/test_*_abuse.py) check each limit in

@@ -1,6 +1,6 @@
 """CPU cost of the Gambit server's hot path, per message, without the network.
 
-    python benchmarks/gambit_hotpath.py [--games 200] [--moves 60] [--no-validate]
+    python -m benchmarks.gambit_hotpath [--games 200] [--moves 60] [--no-validate]
 
 Feeds MOVE messages straight into server protocols on in-memory transports
 (read → parse → route → validate → encode → write) and prints the mean time

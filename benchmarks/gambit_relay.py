@@ -1,6 +1,6 @@
 """Load a real Gambit server on loopback: relay rate, relay latency, memory per connection.
 
-    python benchmarks/gambit_relay.py [--games 50] [--moves 40] [--connections 1000]
+    python -m benchmarks.gambit_relay [--games 50] [--moves 40] [--connections 1000]
                                       [--no-validate] [--server "HOST:PORT"]
 
 Starts ``twistd -n gambit-server`` on a free loopback port (unless --server

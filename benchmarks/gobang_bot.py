@@ -3,7 +3,7 @@
 Positions come from seeded games of the bot against a random player and
 against itself, so they cover openings, crowded middle games and endgames.
 
-    python benchmarks/gobang_bot.py [--games 40] [--size 15]
+    python -m benchmarks.gobang_bot [--games 40] [--size 15]
 """
 
 from __future__ import annotations

@@ -378,3 +378,17 @@ class GradeFolderTests(ConformanceRuns):
             sorted(p.name for p in out.iterdir()),
             [f"{s}.{e}" for s in ("ana", "bo", "cy", "dan") for e in ("json", "xml")],
         )
+
+
+class OnlyTests(SynchronousTestCase):
+    """``--only`` finds a check by the anchor the report prints, or by its name, in any case."""
+
+    def test_anchorOrNameAnyCase(self) -> None:
+        from velhanet.conformance.runner import checksOf, ruleOf, selected
+
+        checks = [(test.id(), ruleOf(test)[1]) for test in checksOf("gambit")]
+        bySplit = [testId for testId, anchor in checks if selected("gambit-split", testId, anchor)]
+        self.assertEqual(len(bySplit), 1)
+        self.assertEqual([t for t, a in checks if selected("GAMBIT-SPLIT", t, a)], bySplit)
+        self.assertEqual([t for t, a in checks if selected(bySplit[0].rsplit(".", 1)[-1].lower(), t, a)], bySplit)
+        self.assertEqual([t for t, a in checks if selected("no-such-rule", t, a)], [])

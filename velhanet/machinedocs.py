@@ -30,6 +30,7 @@ while no machine changed.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import hashlib
 import importlib
@@ -202,7 +203,15 @@ def write(directory: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    directory = Path(argv[0] if argv else "docs/machines")
+    parser = argparse.ArgumentParser(
+        prog="python -m velhanet.machinedocs",
+        description="Draw every automat machine of velhanet: a Graphviz .dot source and an SVG picture "
+        "(SVGs are redrawn only when their source changed; that needs Graphviz's dot).",
+    )
+    parser.add_argument(
+        "directory", nargs="?", default="docs/machines", help="where to write them (default: %(default)s)"
+    )
+    directory = Path(parser.parse_args(argv).directory)
     try:
         written = write(directory)
     except GraphvizMissing as missing:

@@ -21,7 +21,7 @@ from typing import TextIO
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN, Target
-from velhanet.conformance.runner import FAMILIES, Outcome, Report, runChecks, summary
+from velhanet.conformance.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, selected, summary
 from velhanet.startup import ArgumentParser
 
 DEFAULT_PORTS = {"velha": 20181, "gambit": 22022, "socha": 13050, "socha-player": 0, "gobang": 0}
@@ -145,7 +145,12 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         help="seconds to wait for each answer of the target before the rule FAILs (default: 3; 15 for velha)",
     )
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
-    parser.add_argument("--only", default="", help="run only the checks whose name contains this text (default: all)")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="run only the checks whose rule anchor (as the report prints it, e.g. gambit-split) "
+        "or name contains this text, in any case (default: all)",
+    )
     parser.add_argument("--byte-order", default="native", help="gobang: native, big or little (default: %(default)s)")
     parser.add_argument("--destructive", action="store_true", help="gobang: also check Kill (it stops the server)")
     parser.add_argument(
@@ -165,7 +170,14 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON (default: none)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary (and FAIL lines)")
-    return parser.parse_args(argv)
+    arguments = parser.parse_args(argv)
+    if arguments.only:
+        anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
+        if not any(selected(arguments.only, test.id(), ruleOf(test)[1]) for test in checksOf(arguments.family)):
+            parser.error(
+                f"--only {arguments.only} matches no rule of {arguments.family}; its rules: {', '.join(anchors)}"
+            )
+    return arguments
 
 
 def targetFrom(arguments: argparse.Namespace) -> Target:
