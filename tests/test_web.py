@@ -85,7 +85,7 @@ class HubTestCase(SynchronousTestCase):
 class PageTests(HubTestCase):
     def test_listAndGamePages(self) -> None:
         self.game()
-        for path in (b"/", b"/game/1"):
+        for path in (b"/", b"/game/1", b"/game/1/"):
             page = self.open(path)
             self.assertEqual(page.status(), 200, path)
             self.assertIn(b"text/html", page.transport.value())
@@ -160,17 +160,32 @@ class StreamTests(HubTestCase):
             [name for name, _ in late.events()],
             ["snapshot", "move", "end"],
         )
-        self.assertEqual(late.events()[2][1], {"result": "alice wins", "svg": "<svg>2</svg>"})
+        self.assertEqual(late.events()[2][1], {"result": "alice wins", "moves": 3, "svg": "<svg>2</svg>"})
+        self.assertEqual(self.clock.getDelayedCalls(), [], "the end took the board's place")
 
-    def test_oneDrawingPerMoveForAllSpectators(self) -> None:
+    def test_movesAtOnceOneBoardPerIntervalForAllSpectators(self) -> None:
         game = self.game()
         spectators = [self.open(b"/game/1/events") for _ in range(3)]
         self.assertEqual(self.drawn.count, 1)
         for move in ("e2e4", "e7e5", "g1f3"):
             game.moved(move)
-        self.assertEqual(self.drawn.count, 4)
+        self.assertEqual(self.drawn.count, 1, "moves go at once, the board waits")
+        self.clock.advance(0.25)
+        self.assertEqual(self.drawn.count, 2, "one board after three moves, for all three spectators")
+        game.moved("b8c6")
+        self.clock.advance(0.25)
+        self.assertEqual(self.drawn.count, 3)
         for spectator in spectators:
-            self.assertEqual([e[1]["move"][1] for e in spectator.events()[1:]], ["e2e4", "e7e5", "g1f3"])
+            events = spectator.events()[1:]
+            self.assertEqual(
+                [(name, data.get("move", [0, ""])[1] or data.get("moves")) for name, data in events],
+                [("move", "e2e4"), ("move", "e7e5"), ("move", "g1f3"), ("board", 3), ("move", "b8c6"), ("board", 4)],
+            )
+            self.assertEqual(events[3][1]["svg"], "<svg>2</svg>")
+        for spectator in spectators:
+            spectator.channel.connectionLost(Exception("gone"))
+        game.moved("g1f3")
+        self.assertEqual(self.clock.getDelayedCalls(), [], "nobody watches: no board scheduled")
 
     def test_listFollowsStartsMovesAndEnds(self) -> None:
         listing = self.open(b"/events")
@@ -181,9 +196,29 @@ class StreamTests(HubTestCase):
         self.assertEqual(summaries[0], [])
         self.assertEqual(
             [(s["moves"], s["state"], s["result"]) for s in summaries[1:]],
-            [(0, "playing", None), (1, "playing", None), (1, "over", "draw")],
+            [(0, "playing", None), (1, "over", "draw")],  # the end, at once, says the move count too
         )
-        self.assertEqual(self.drawn.count, 1, "the final board, drawn once so the room can be let go")
+        self.clock.advance(1)
+        self.assertEqual(len(listing.events()), 3, "nothing left to tell")
+        self.assertEqual(self.drawn.count, 0, "nobody watched the game's page: its board was never drawn")
+        self.assertEqual(self.open(b"/game/1/events").events()[0][1]["svg"], "<svg>1</svg>")
+
+    def test_listMovesAreCoalescedPerInterval(self) -> None:
+        """Moves reach the list at most once a second per game, with the latest count; nothing stays scheduled."""
+        listing = self.open(b"/events")
+        one, two = self.game(), self.game()
+        for n in range(5):
+            one.moved(f"a{n}")
+            two.moved(f"b{n}")
+        self.assertEqual(len(listing.events()), 3)
+        self.clock.advance(0.999)
+        self.assertEqual(len(listing.events()), 3)
+        self.clock.advance(0.001)
+        self.assertEqual([(e[1]["id"], e[1]["moves"]) for e in listing.events()[3:]], [("1", 5), ("2", 5)])
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+        one.moved("a5")
+        self.hub.stop()
+        self.assertEqual(self.clock.getDelayedCalls(), [])
 
     def test_stuckSpectatorIsDroppedAndTheGameGoesOn(self) -> None:
         """A browser that reads nothing: paused by its transport, it keeps ``backlog`` events, then is dropped."""

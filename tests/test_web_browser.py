@@ -48,7 +48,7 @@ class BrowserTestCase(SynchronousTestCase):
         game = self.browser.open(f"{self.base}/game/1")
         seen, early = game.waitFor(f"{MOVES} >= 1", f"[{MOVES}, {BOARD}]", 60)
         self.assertEqual(game.evaluate(RESULT), "", "the bots play slowly enough to be watched")
-        later = game.waitFor(f"{MOVES} > {seen}", BOARD, 60)
+        later = game.waitFor(f"Number(document.getElementById('board').dataset.moves) > {seen}", BOARD, 60)
         self.assertTrue(early and later)
         self.assertNotEqual(early, later, "the board did not follow the moves")
         result = game.waitFor(f"{RESULT}.length > 0", RESULT, 120)

@@ -40,7 +40,7 @@ from twisted.internet.interfaces import IDelayedCall
 
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.piranhas import TEAM_NAMES
-from velhanet.socha.seats import Client, RoomCore, Slot, drawBoard, moveText
+from velhanet.socha.seats import Client, RoomCore, Slot
 from velhanet.socha.wire import echo, errorPacket, tag
 
 SOFT_TIMEOUT_MS = 2000
@@ -197,8 +197,7 @@ def _judge(inputs: Room, core: RoomCore, request: _Request, client: Client, data
         core.violation(slot.team, f"hat einen ungueltigen Zug gesendet: {error}")
         inputs._finished()
         return
-    core.watched.moved(moveText(game))
-    core.sendMemento(game)
+    core.played(game)
     end = game.end()
     if end is not None:
         core.ended(end)
@@ -310,11 +309,8 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
 
     @greeting.upon(Room._greet).to(judging)
     def _welcome(inputs: Room, core: RoomCore, pending: _Pending, hold: bool) -> None:
-        core.game = game = core.gameType.newGame(core.rng)
-        players = [slot.name() for slot in core.slots]
-        core.watched = core.watcher.started(
-            "socha", core.gameType.gameType, players, lambda: drawBoard(game), hidden=core.hidden
-        )
+        core.game = core.gameType.newGame(core.rng)
+        core.startWatching(core.game)
         for slot in core.slots:
             assert slot.client is not None
             slot.client.sendPacket(

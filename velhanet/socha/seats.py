@@ -126,6 +126,18 @@ class RoomCore:
             if slot.client is client:
                 slot.client = None
 
+    def played(self, game: HostedGame) -> None:
+        """A move was judged legal: the spectators' site hears of it, the players and observers see the board."""
+        self.watched.moved(moveText(game))
+        self.sendMemento(game)
+
+    def startWatching(self, game: HostedGame) -> None:
+        """Report the game that starts to the spectators' site (nothing without ``--web``)."""
+        players = [slot.name() for slot in self.slots]
+        self.watched = self.watcher.started(
+            "socha", self.gameType.gameType, players, lambda: drawBoard(game), hidden=self.hidden
+        )
+
     # -- ending --------------------------------------------------------------------
 
     def finish(self, verdict: Verdict) -> None:

@@ -45,6 +45,8 @@ from velhanet.velha.protocol import (
 )
 from velhanet.velha.room import Match, MatchCore, MatchMachine, MatchObserver, MatchSettings
 from velhanet.velha.roster import Roster
+from velhanet.velha.spectated import SpectatedMatch
+from velhanet.web.hub import NO_WATCHER, GameWatcher
 
 SILENT = "did not answer MSG01 within 15 s"
 
@@ -69,6 +71,8 @@ class Lobby:
     """One JogoVelha peer: discovery, invitations both ways, and at most one match."""
 
     log = Logger()
+    watcher: GameWatcher = NO_WATCHER
+    """Where the match's games are reported for the spectators' site (the service sets it for ``--web``)."""
 
     def __init__(
         self,
@@ -261,7 +265,9 @@ class Lobby:
                 isInvitee=link.isInvitee,
                 send=link.send,
                 close=link.close,
-                observer=self.frontEnd,
+                observer=self.frontEnd
+                if self.watcher is NO_WATCHER
+                else SpectatedMatch(self.frontEnd, self.watcher, self.nick, link.peerNick),
                 peerNick=link.peerNick,
                 clock=self.clock,
                 settings=self.settings,

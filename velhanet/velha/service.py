@@ -22,6 +22,7 @@ from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
 from velhanet.velha.lobby import Lobby
 from velhanet.velha.protocol import ReactorTcpNetwork
 from velhanet.velha.room import MatchSettings
+from velhanet.web.service import webSite
 
 UDP_RECEIVE_BUFFER = 1 << 20
 """Bytes of datagrams the kernel may hold for us while we are busy (a flood must not crowd out peers)."""
@@ -61,6 +62,9 @@ class VelhaService(MultiService):
         self.console: ConsoleFrontEnd | None = None
         ownLog = self.ownLog()
         self.startup = StartupReport(options, reactor, log=os.path.abspath(ownLog) if ownLog else None)
+        self.watcher, web = webSite(options, reactor, self.startup)
+        if web is not None:
+            web.setServiceParent(self)
 
     def ownLog(self) -> str | None:
         """The file the console's log goes to (None: twistd's log, as with --bot or ``--log-file -``)."""
@@ -105,6 +109,7 @@ class VelhaService(MultiService):
                 peer=options["peer-timeout"], startGrace=options["start-grace"], first=options["first"]
             ),
         )
+        self.lobby.watcher = self.watcher
         try:
             self.udpPort = reactor.listenUDP(options["port"], self.lobby.datagrams, interface=options["interface"])
         except CannotListenError as error:

@@ -9,6 +9,7 @@ from velhanet.velha import wire
 from velhanet.velha.protocol import PROTOCOL_PORT
 from velhanet.velha.room import PEER_TIMEOUT, START_GRACE
 from velhanet.velha.service import makeService as makeService
+from velhanet.web.service import WEB_OPTION
 
 
 class Options(ShortUsage):
@@ -52,6 +53,7 @@ class Options(ShortUsage):
         ],
         ["seed", None, None, "seed for the bot and for a random MSG07, to replay games [default: random]", int],
         ["log-file", None, None, "console mode: where the log goes, '-' for twistd's [default: velha-NICK.log]"],
+        WEB_OPTION,
     ]
 
     def postOptions(self) -> None:

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from twisted.internet.interfaces import IPushProducer, IReactorTime
+from twisted.internet.interfaces import IDelayedCall, IPushProducer, IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
 
@@ -51,6 +51,14 @@ MAX_SPECTATORS = 256
 
 KEEP_FINISHED = 32
 """Finished games the site still shows (the oldest is forgotten first)."""
+
+BOARD_INTERVAL = 0.25
+"""Seconds between two boards sent for one game (the moves themselves go at once)."""
+
+LIST_INTERVAL = 1.0
+"""Seconds between two updates of the list for moves: a move changes only its game's move count,
+and a server relaying thousands of moves a second must not send each to every page of the list.
+A game that starts or ends is on the list at once."""
 
 
 class WatchedGame(Protocol):
@@ -122,13 +130,19 @@ class GameRecord:
     lastMoveAt: float = 0.0
     streams: set[Stream] = field(default_factory=set)
     _svg: tuple[int, str] | None = None
+    _boardTimer: IDelayedCall | None = None
 
     @property
     def state(self) -> str:
         return "playing" if self.result is None else "over"
 
     def svg(self) -> str:
-        """The board after the last move, drawn once per move whoever asks."""
+        """The board after the last move, drawn at most once per move whoever asks.
+
+        Spectators get each move at once (a line of text) and the board at most
+        every L{GameHub.boardInterval}: a chess board is about 5 ms and 30 kB of
+        SVG, too much for every move of a game between bots.
+        """
         count = len(self.moves)
         if self._svg is None or self._svg[0] != count:
             drawn = self.render() if self.render is not None else ""
@@ -163,21 +177,37 @@ class GameRecord:
         self.moves.append(move)
         self.lastMoveAt = now
         if self.streams:
-            data = event("move", {"move": [move.number, move.text, round(move.seconds, 3)], "svg": self.svg()})
-            for stream in list(self.streams):
-                stream.send(data)
-        self.hub.changed(self)
+            self._send(event("move", {"move": [move.number, move.text, round(move.seconds, 3)]}))
+            if self._boardTimer is None:
+                self._boardTimer = self.hub.clock.callLater(self.hub.boardInterval, self._sendBoard)
+        self.hub.changed(self, urgent=False)
+
+    def _send(self, data: bytes) -> None:
+        for stream in list(self.streams):
+            stream.send(data)
+
+    def _sendBoard(self) -> None:
+        """The board after the latest move, drawn once for every spectator of the game."""
+        self._boardTimer = None
+        if self.streams and self.result is None:
+            self._send(event("board", {"moves": len(self.moves), "svg": self.svg()}))
+
+    def stopBoard(self) -> None:
+        if self._boardTimer is not None and self._boardTimer.active():
+            self._boardTimer.cancel()
+        self._boardTimer = None
 
     def ended(self, result: str) -> None:
         if self.result is not None:
             return
         self.result = result
-        self.svg()  # the final board, drawn once, so the room can be let go
-        self.render = None
+        self.stopBoard()
+        # The final board is drawn only if someone asks: a server where nobody watches ends
+        # dozens of games a second, and a chess board is 5 ms. ``render`` keeps the final
+        # position (the rooms' renderers hold the board or game, not the players), for at
+        # most L{GameHub.keepFinished} games.
         if self.streams:
-            data = event("end", {"result": result, "svg": self.svg()})
-            for stream in list(self.streams):
-                stream.send(data)
+            self._send(event("end", {"result": result, "moves": len(self.moves), "svg": self.svg()}))
         self.hub.changed(self)
         self.hub.finished(self)
 
@@ -265,6 +295,11 @@ class GameHub:
         self.listStreams: set[Stream] = set()
         self.spectators = 0
         self._nextId = 1
+        self.listInterval = LIST_INTERVAL
+        self.boardInterval = BOARD_INTERVAL
+        self._moved: dict[str, GameRecord] = {}
+        """Games whose move count changed since the list was last told (in the order they first moved)."""
+        self._listTimer: IDelayedCall | None = None
 
     def started(
         self, family: str, gameType: str, players: Iterable[str], render: Callable[[], str], hidden: bool = False
@@ -284,11 +319,37 @@ class GameHub:
     def listing(self) -> list[dict[str, Any]]:
         return [record.summary() for record in self.games.values() if not record.hidden]
 
-    def changed(self, record: GameRecord) -> None:
-        if self.listStreams and not record.hidden:
-            data = event("game", record.summary())
-            for stream in list(self.listStreams):
-                stream.send(data)
+    def changed(self, record: GameRecord, urgent: bool = True) -> None:
+        """Tell the list's spectators: at once for a start or an end, at most every L{listInterval} for moves."""
+        if not self.listStreams or record.hidden:
+            return
+        if urgent:
+            self._moved.pop(record.gameId, None)
+            self._tellList(record)
+            return
+        self._moved[record.gameId] = record
+        if self._listTimer is None:
+            self._listTimer = self.clock.callLater(self.listInterval, self._flushList)
+
+    def _flushList(self) -> None:
+        self._listTimer = None
+        moved, self._moved = self._moved, {}
+        for record in moved.values():
+            self._tellList(record)
+
+    def _tellList(self, record: GameRecord) -> None:
+        data = event("game", record.summary())
+        for stream in list(self.listStreams):
+            stream.send(data)
+
+    def stop(self) -> None:
+        """The site stops: no list update is left scheduled."""
+        if self._listTimer is not None and self._listTimer.active():
+            self._listTimer.cancel()
+        self._listTimer = None
+        self._moved.clear()
+        for record in self.games.values():
+            record.stopBoard()
 
     def finished(self, record: GameRecord) -> None:
         self.finishedOrder.append(record.gameId)

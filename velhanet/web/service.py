@@ -19,9 +19,21 @@ WEB_OPTION = [
 """The ``--web`` entry of each family's ``optParameters``."""
 
 
+class WebService(ListeningService):
+    """The site's listening port; stopping it leaves no list update scheduled."""
+
+    def __init__(self, hub: GameHub, description: str, reactor: Any, report: StartupReport) -> None:
+        super().__init__(description, spectatorSite(hub), reactor, report, "--web")
+        self.hub = hub
+
+    def stopService(self) -> Any:
+        self.hub.stop()
+        return super().stopService()
+
+
 def webSite(options: Any, reactor: Any, report: StartupReport) -> tuple[GameWatcher, IService | None]:
     """The watcher the rooms report to, and the service of the site (None: ``--web`` not given)."""
     if not options["web"]:
         return NO_WATCHER, None
     hub = GameHub(reactor)
-    return hub, ListeningService(webEndpoint(options["web"]), spectatorSite(hub), reactor, report, "--web")
+    return hub, WebService(hub, webEndpoint(options["web"]), reactor, report)

@@ -40,6 +40,7 @@ GAME = _asset("game.html")
 def _plain(request: Request, code: int, text: str) -> bytes:
     request.setResponseCode(code)
     request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+    request.setHeader(b"x-content-type-options", b"nosniff")
     return (text + "\n").encode("utf-8")
 
 
@@ -118,7 +119,7 @@ class GamePage(Resource):
         record = self.hub.visible(gameId) if gameId.isdigit() and len(gameId) <= 12 else None
         if record is None:
             return _plain(request, 404, f"404 Not Found: no game {gameId[:40]!r} on this server")
-        if path[1:] == []:
+        if path[1:] in ([], [b""]):
             return _html(request, GAME)
         if path[1:] != [b"events"]:
             return _plain(request, 404, "404 Not Found: no such page")

@@ -65,20 +65,25 @@
       moves.dataset.count = String(moves.children.length);
       li.scrollIntoView({ block: "nearest" });
     }
+    function showBoard(svg, count) {
+      board.innerHTML = svg;
+      board.dataset.moves = String(count); // the board is after this many moves
+    }
     function ended(r) { result.textContent = r; document.body.dataset.state = "over"; }
     connect(location.pathname.replace(/\/$/, "") + "/events", {
       snapshot: (g) => {
         document.getElementById("title").textContent = g.players.join(" – ") + " (" + g.gameType + ")";
         document.title = "velhanet: " + g.players.join(" – ");
-        board.innerHTML = g.svg;
+        showBoard(g.svg, g.moves);
         moves.replaceChildren();
         moves.dataset.count = "0";
         g.moveList.forEach(addMove);
         document.body.dataset.state = g.state;
         if (g.result) ended(g.result);
       },
-      move: (m) => { board.innerHTML = m.svg; addMove(m.move); },
-      end: (e) => { board.innerHTML = e.svg; ended(e.result); },
+      move: (m) => addMove(m.move),
+      board: (b) => showBoard(b.svg, b.moves),
+      end: (e) => { showBoard(e.svg, e.moves); ended(e.result); },
     });
   }
 

@@ -1,0 +1,118 @@
+"""Each family's rooms feeding the spectators' hub: gobang, Software-Challenge, and velha's own match.
+
+(Gambit's room is in ``tests/test_web.py``.) The machines run alone with
+recording fakes and a L{Clock}, as in each family's own tests; the hub is real.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from twisted.internet.task import Clock
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.test_gobang import RecordingChannel
+from velhanet.games.kinarow import TICTACTOE, Place
+from velhanet.gobang.room import BLACK, WHITE, GameCore, GameMachine
+from velhanet.socha.games import GAME_TYPES
+from velhanet.socha.lobby import Lobby, SochaLimits
+from velhanet.socha.seats import RoomCore
+from velhanet.velha.spectated import SpectatedMatch
+from velhanet.web.hub import GameHub, GameRecord
+
+
+def only(hub: GameHub) -> GameRecord:
+    [record] = hub.games.values()
+    return record
+
+
+class GobangTests(SynchronousTestCase):
+    def test_gameFeedsTheHub(self) -> None:
+        hub = GameHub(Clock())
+        core = GameCore(1, TICTACTOE, lambda core: None, watcher=hub)
+        game = GameMachine(core)
+        black, white = RecordingChannel(100), RecordingChannel(200)
+        game.seat(BLACK, black)
+        self.assertEqual(hub.games, {}, "not started before both are seated")
+        game.seat(WHITE, white)
+        record = only(hub)
+        self.assertEqual((record.family, record.players), ("gobang", ("black (pid 100)", "white (pid 200)")))
+        for channel, x, y in (
+            (black, 1, 1),
+            (white, 2, 2),
+            (white, 3, 3),
+            (black, 1, 2),
+        ):  # white's second is out of turn
+            game.move(channel, x, y)
+        self.assertEqual([m.text for m in record.moves], ["black 1,1", "white 2,2", "black 1,2"])
+        self.assertEqual(record.svg().count('class="stone player0"'), 2)
+        game.resign(white)
+        self.assertEqual(record.state, "over")
+        self.assertIn("black wins", record.result or "")
+
+
+class SochaTests(SynchronousTestCase):
+    def test_roomFeedsTheHub(self) -> None:
+        hub = GameHub(Clock())
+        core = RoomCore("room-secret", GAME_TYPES["swc_2026_piranhas"], Clock(), lambda roomId: None, [], watcher=hub)
+        game: Any = core.gameType.newGame(random.Random(1))
+        core.game = game
+        core.startWatching(game)
+        record = only(hub)
+        self.assertEqual(
+            (record.family, record.gameType, record.players), ("socha", "swc_2026_piranhas", ("ONE", "TWO"))
+        )
+        self.assertEqual(record.svg().count('class="fish team0"'), record.svg().count('class="fish team1"'))
+        self.assertGreater(record.svg().count('class="fish team0"'), 0)
+        move = game.state.legalMoves()[0]
+        game.state = game.state.apply(move)
+        core.played(game)
+        self.assertEqual([m.text for m in record.moves], [str(move)])
+        core.cancelled("the server stops")
+        self.assertEqual(record.result, "the server stops")
+        self.assertNotIn("room-secret", str(record.snapshot()), "the room id lets an administrator act: never shown")
+
+    def test_preparedGamesAreHiddenUnlessShown(self) -> None:
+        lobby = Lobby(Clock(), SochaLimits())
+        self.assertEqual(
+            (
+                lobby.newRoom("swc_2026_piranhas", True, False).core.hidden,
+                lobby.newRoom("swc_2026_piranhas", False, False).core.hidden,
+            ),
+            (True, False),
+        )
+        lobby.showPrepared = True
+        self.assertFalse(lobby.newRoom("swc_2026_piranhas", True, False).core.hidden)
+
+
+class RecordingFrontEnd:
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args: self.heard.append(name)
+
+
+class VelhaTests(SynchronousTestCase):
+    def test_eachGameOfTheSeriesIsShownAndTheFrontEndHearsAll(self) -> None:
+        hub = GameHub(Clock())
+        frontEnd = RecordingFrontEnd()
+        match = SpectatedMatch(frontEnd, hub, "Ana", "Bo")
+        board = TICTACTOE.initial()
+        match.gameStarted(1, False, board)
+        for position, byMe in ((5, False), (1, True)):
+            board = board.apply(Place((position - 1) % 3, (position - 1) // 3))
+            match.moved(board, position, byMe)
+        match.yourTurn(board)
+        match.gameOver("lost", board, (0, 1))
+        match.gameStarted(2, True, TICTACTOE.initial())
+        match.matchEnded("Bo gave up")
+        first, second = hub.games.values()
+        self.assertEqual((first.players, [m.text for m in first.moves]), (("Bo", "Ana"), ["Bo: 5", "Ana: 1"]))
+        self.assertEqual(first.result, "Bo wins (series Ana 0, Bo 1)")
+        self.assertEqual(first.svg().count("<circle"), 2)
+        self.assertEqual((second.players, second.result), (("Ana", "Bo"), "Bo gave up"))
+        self.assertEqual(
+            frontEnd.heard, ["gameStarted", "moved", "moved", "yourTurn", "gameOver", "gameStarted", "matchEnded"]
+        )
