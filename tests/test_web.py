@@ -20,19 +20,27 @@ from tests.test_gambit import RecordingPlayer
 from velhanet.gambit.room import RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.web.hub import NO_WATCHER, GameHub, WatchedGame
-from velhanet.web.site import spectatorSite, webEndpoint
+from velhanet.web.site import StreamsPerAddress, spectatorSite, webEndpoint
 
 
 class Browser:
     """One HTTP/1.1 connection to the site, in memory."""
 
-    def __init__(self, hub: GameHub, clock: Clock, path: bytes, method: bytes = b"GET") -> None:
-        site = spectatorSite(hub)
+    def __init__(
+        self,
+        hub: GameHub,
+        clock: Clock,
+        path: bytes,
+        method: bytes = b"GET",
+        perAddress: StreamsPerAddress | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        site = spectatorSite(hub, perAddress)
         site.timeOut = None
         site.reactor = clock
-        channel: Any = site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+        channel: Any = site.buildProtocol(IPv4Address("TCP", host, 40000))
         self.channel = channel  # HTTP/1.1 behind Twisted's protocol-negotiating wrapper
-        self.transport = StringTransport()
+        self.transport = StringTransport(peerAddress=IPv4Address("TCP", host, 40000))
         channel.makeConnection(self.transport)
         channel.dataReceived(method + b" " + path + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
 
@@ -257,6 +265,31 @@ class StreamTests(HubTestCase):
         refused = self.open(b"/game/1/events")
         self.assertEqual(refused.status(), 503)
         self.assertIn(b"too many spectators", refused.body())
+
+    def test_oneAddressCannotTakeEverySlot(self) -> None:
+        self.game()
+        self.hub.maxSpectators = 10
+        perAddress = StreamsPerAddress(limit=2)
+
+        def watch(host: str) -> Browser:
+            return Browser(self.hub, self.clock, b"/game/1/events", perAddress=perAddress, host=host)
+
+        first, second = watch("10.0.0.1"), watch("10.0.0.1")
+        self.assertEqual((first.status(), second.status()), (200, 200))
+        refused = watch("10.0.0.1")
+        self.assertEqual(refused.status(), 503)
+        self.assertIn(b"too many streams from your address", refused.body())
+        self.assertEqual(watch("10.0.0.2").status(), 200)  # another address is not held back
+        first.channel.connectionLost(Exception("gone"))
+        self.assertEqual(watch("10.0.0.1").status(), 200)
+        self.assertEqual(perAddress.open, {"10.0.0.1": 2, "10.0.0.2": 1})
+
+    def test_pagesAllowOnlyTheirOwnScript(self) -> None:
+        self.game()
+        for path in (b"/", b"/game/1"):
+            page = self.open(path)
+            head = page.transport.value().partition(b"\r\n\r\n")[0].lower()
+            self.assertIn(b"content-security-policy: default-src 'self'; script-src 'self';", head)
 
     def test_closedConnectionFreesItsPlace(self) -> None:
         self.game()

@@ -11,11 +11,15 @@ any other method is answered 405 by C{twisted.web}, and nothing here holds a
 reference that could act on a game: the hub is fed by the rooms and never
 calls them. Game ids are the hub's own counters, never a family's game or
 room id (a Gambit id lets one JOIN, a Software-Challenge room id lets an
-administrator act). More than L{GameHub.maxSpectators} open streams: 503.
+administrator act). More than L{GameHub.maxSpectators} open streams, or
+more than L{MAX_STREAMS_PER_ADDRESS} from one address: 503. Pages carry a
+Content-Security-Policy that allows only the package's own script and the
+event streams of this site.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from importlib import resources
 from typing import Any
 
@@ -36,6 +40,36 @@ ASSETS: dict[bytes, tuple[bytes, bytes]] = {
 INDEX = _asset("index.html")
 GAME = _asset("game.html")
 
+MAX_STREAMS_PER_ADDRESS = 32
+"""One address may hold this many event streams: one client cannot take every slot of a class projector."""
+
+CONTENT_SECURITY_POLICY = (
+    b"default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; "
+    b"style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'none'"
+)
+"""Boards are inline SVG that may carry style attributes; nothing else is inline, nothing comes from elsewhere."""
+
+
+class StreamsPerAddress:
+    """How many event streams each client address holds open now."""
+
+    def __init__(self, limit: int = MAX_STREAMS_PER_ADDRESS) -> None:
+        self.limit = limit
+        self.open: Counter[str] = Counter()
+
+    def full(self, address: str) -> bool:
+        return self.open[address] >= self.limit
+
+    def holdUntilFinished(self, request: Request, address: str) -> None:
+        self.open[address] += 1
+
+        def release(reason: object) -> None:
+            self.open[address] -= 1
+            if not self.open[address]:
+                del self.open[address]
+
+        request.notifyFinish().addBoth(release)
+
 
 def _plain(request: Request, code: int, text: str) -> bytes:
     request.setResponseCode(code)
@@ -47,6 +81,7 @@ def _plain(request: Request, code: int, text: str) -> bytes:
 def _html(request: Request, body: bytes) -> bytes:
     request.setHeader(b"content-type", b"text/html; charset=utf-8")
     request.setHeader(b"cache-control", b"no-cache")
+    request.setHeader(b"content-security-policy", CONTENT_SECURITY_POLICY)
     return body
 
 
@@ -67,15 +102,24 @@ def _abort(request: Request) -> None:
         transport.abortConnection()
 
 
-def _openStream(request: Request, hub: GameHub) -> bool:
-    """Headers of an event stream; False (and a 503 written) when the site has all the spectators it takes."""
-    if hub.full():
+def _openStream(request: Request, hub: GameHub, perAddress: StreamsPerAddress) -> bool:
+    """Headers of an event stream; False (and a 503 written) when the site or this address has all it takes."""
+    address = str(getattr(request.getClientAddress(), "host", "?"))
+    crowded = (
+        "too many spectators"
+        if hub.full()
+        else "too many streams from your address"
+        if perAddress.full(address)
+        else ""
+    )
+    if crowded:
         request.setResponseCode(503)
         request.setHeader(b"content-type", b"text/plain; charset=utf-8")
         request.setHeader(b"retry-after", b"30")
-        request.write(b"503 Service Unavailable: too many spectators, try again later\n")
+        request.write(f"503 Service Unavailable: {crowded}, try again later\n".encode())
         request.finish()
         return False
+    perAddress.holdUntilFinished(request, address)
     request.setHeader(b"content-type", b"text/event-stream; charset=utf-8")
     request.setHeader(b"cache-control", b"no-cache")
     request.setHeader(b"x-accel-buffering", b"no")
@@ -92,14 +136,15 @@ def _streamUntilGone(request: Request, stream: Stream) -> None:
 class ListEvents(Resource):
     isLeaf = True
 
-    def __init__(self, hub: GameHub) -> None:
+    def __init__(self, hub: GameHub, perAddress: StreamsPerAddress) -> None:
         super().__init__()
         self.hub = hub
+        self.perAddress = perAddress
 
     def render_GET(self, request: Request) -> object:
         if request.postpath not in ([], [b""]):
             return _plain(request, 404, "404 Not Found: no such page")
-        if _openStream(request, self.hub):
+        if _openStream(request, self.hub, self.perAddress):
             _streamUntilGone(request, self.hub.watchList(request, lambda: _abort(request)))
         return NOT_DONE_YET
 
@@ -109,9 +154,10 @@ class GamePage(Resource):
 
     isLeaf = True
 
-    def __init__(self, hub: GameHub) -> None:
+    def __init__(self, hub: GameHub, perAddress: StreamsPerAddress) -> None:
         super().__init__()
         self.hub = hub
+        self.perAddress = perAddress
 
     def render_GET(self, request: Request) -> object:
         path = request.postpath or []
@@ -123,7 +169,7 @@ class GamePage(Resource):
             return _html(request, GAME)
         if path[1:] != [b"events"]:
             return _plain(request, 404, "404 Not Found: no such page")
-        if _openStream(request, self.hub):
+        if _openStream(request, self.hub, self.perAddress):
             _streamUntilGone(request, self.hub.watchGame(record, request, lambda: _abort(request)))
         return NOT_DONE_YET
 
@@ -143,10 +189,11 @@ class Static(Resource):
 
 
 class Root(Resource):
-    def __init__(self, hub: GameHub) -> None:
+    def __init__(self, hub: GameHub, perAddress: StreamsPerAddress | None = None) -> None:
         super().__init__()
-        self.putChild(b"events", ListEvents(hub))
-        self.putChild(b"game", GamePage(hub))
+        perAddress = perAddress or StreamsPerAddress()
+        self.putChild(b"events", ListEvents(hub, perAddress))
+        self.putChild(b"game", GamePage(hub, perAddress))
         self.putChild(b"static", Static())
 
     def getChild(self, path: bytes, request: Request) -> Resource:
@@ -158,8 +205,8 @@ class Root(Resource):
         return _html(request, INDEX)
 
 
-def spectatorSite(hub: GameHub) -> Site:
-    site = Site(Root(hub))
+def spectatorSite(hub: GameHub, perAddress: StreamsPerAddress | None = None) -> Site:
+    site = Site(Root(hub, perAddress))
     site.displayTracebacks = False
     return site
 
