@@ -246,6 +246,74 @@ class ServerHarness:
         return white, black, gameId
 
 
+class OriginalClientReads:
+    """The original Go client's reader, as seen with it for real: one JSON object per read.
+
+    Everything that arrived by the time the client gets to ``read()`` comes in
+    one read, and the client decodes only the first object of it: the rest
+    is lost. ``lateBy`` is how long after data arrives the client reads (a
+    busy machine makes it later).
+    """
+
+    def __init__(self, client: FakeClient, lateBy: float) -> None:
+        self.client, self.lateBy = client, lateBy
+        self.seen: list[Message] = []
+        self.lost: list[Message] = []
+
+    def run(self, seconds: float, step: float = 0.001) -> None:
+        clock = self.client.harness.clock
+        arrived: float | None = None
+        for _ in range(round(seconds / step)):
+            clock.advance(step)
+            if self.client.transport.value() and arrived is None:
+                arrived = clock.seconds()
+            if arrived is not None and clock.seconds() - arrived >= self.lateBy - 1e-9:
+                data = self.client.transport.value()
+                self.client.transport.clear()
+                objects = [item for _, item in JsonStreamDecoder().feed(data) if isinstance(item, Message)]
+                self.seen.append(objects[0])
+                self.lost.extend(objects[1:])
+                arrived = None
+
+
+class OriginalClientPacingTests(SynchronousTestCase):
+    """What the pacing buys the original client: the runs of issue 14 as a stand-in.
+
+    A bot White moves the moment Black's JOIN is answered, so Black's OK and
+    White's first move are two objects back to back to a client that has not
+    answered. With the default 10 ms between them, a client reading within
+    5 ms gets both; one 30 ms late (a loaded machine) loses the move and would
+    wait forever; ``--spacing 0.05`` saves it (docs/gambit.md, *Pacing*).
+    """
+
+    def joinAgainstAFastBot(self, spacing: float, lateBy: float) -> OriginalClientReads:
+        harness = ServerHarness()
+        harness.factory = GambitServerFactory(harness.clock, spacing=spacing)
+        white, black = harness.client(), harness.client()
+        white.send(cmd=2, user="bot", args="")
+        gameId = white.received()[0].args
+        black.send(cmd=3, user="human", args=gameId)
+        white.send(cmd=4, user="bot", args=f"{gameId}:e2e4")  # the bot answers the OK at once
+        reader = OriginalClientReads(black, lateBy)
+        reader.run(0.3)
+        return reader
+
+    def test_defaultSpacingAndAPromptReader(self) -> None:
+        reader = self.joinAgainstAFastBot(0.01, lateBy=0.005)
+        self.assertEqual([m.cmd for m in reader.seen], [Cmd.OK, Cmd.MOVE])
+        self.assertEqual(reader.lost, [])
+
+    def test_aLateReaderLosesTheMoveAtTheDefault(self) -> None:
+        reader = self.joinAgainstAFastBot(0.01, lateBy=0.03)
+        self.assertEqual([m.cmd for m in reader.seen], [Cmd.OK])
+        self.assertEqual([m.cmd for m in reader.lost], [Cmd.MOVE])
+
+    def test_widerSpacingSavesTheLateReader(self) -> None:
+        reader = self.joinAgainstAFastBot(0.05, lateBy=0.03)
+        self.assertEqual([m.cmd for m in reader.seen], [Cmd.OK, Cmd.MOVE])
+        self.assertEqual(reader.lost, [])
+
+
 class ServerTests(SynchronousTestCase):
     def setUp(self) -> None:
         self.server = ServerHarness()
