@@ -1,0 +1,216 @@
+"""``socha-match``: the statistics against values computed by hand, the pairing and side swapping,
+the judging of a game from what an observer saw, and real matches against ``twistd socha-server``."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from xml.etree.ElementTree import Element
+
+from twisted.internet.task import Clock
+from twisted.trial.unittest import SynchronousTestCase
+
+from velhanet.socha.match import GameWatcher, Match, PlayerProcess, matchParser, parseArguments
+from velhanet.socha.matchstats import GameResult, MatchStats, commandLine, elo, gameSeed, sides, statsOf, summary
+from velhanet.socha.wire import XmlStreamReader
+
+from .processes import Child, python
+from .test_help import argparseProblems
+
+EXAMPLE = shlex.join(
+    python("-m", "velhanet.socha.example", "--host", "{host}", "--port", "{port}", "--reservation", "{reservation}")
+)
+
+
+class StatisticsTests(SynchronousTestCase):
+    def test_tenFiveFive(self) -> None:
+        """W 10, L 5, D 5 (n 20), by hand with cutechess-cli's formulas:
+
+        score = (10 + 2.5) / 20 = 0.625; w, l, d = .5, .25, .25;
+        var = .5·.375² + .25·.625² + .25·.125² = .0703125 + .09765625 + .00390625 = .171875;
+        half width = 1.959964 · sqrt(.171875 / 20) = 1.959964 · .0927025 = .181694 → [.44331, .80669];
+        Elo = -400 log10(1/.625 - 1) = -400 log10(.6) = 88.74;
+        elo(.80669) = -400 log10(.23963) = 248.19, elo(.44331) = -400 log10(1.25575) = -39.56,
+        margin = (248.19 + 39.56) / 2 = 143.87 (cutechess prints "Elo difference: 88.7 +/- 143.9");
+        LOS = ½ (1 + erf(5 / sqrt(30))) = ½ (1 + .80330) = .9016; 0.5 is inside: not significant.
+        """
+        stats = MatchStats(10, 5, 5)
+        self.assertEqual((stats.games, stats.score), (20, 0.625))
+        self.assertAlmostEqual(stats.variance, 0.171875)
+        low, high = stats.interval
+        self.assertAlmostEqual(low, 0.44331, places=4)
+        self.assertAlmostEqual(high, 0.80669, places=4)
+        self.assertAlmostEqual(stats.elo, 88.74, places=2)
+        self.assertAlmostEqual(stats.eloMargin, 143.87, places=1)
+        self.assertAlmostEqual(stats.los, 0.9016, places=3)
+        self.assertFalse(stats.significant)
+        self.assertIn("Elo difference: 88.7 +/- 143.9", "\n".join(stats.lines()))
+
+    def test_sixtyThirtyTen(self) -> None:
+        """W 60, L 30, D 10 (n 100): score .65; var = .6·.35² + .3·.65² + .1·.15² = .2025, sd .45;
+        half width = 1.959964 · .045 = .088198 → [.56180, .73820], which excludes ½: significant;
+        Elo = -400 log10(.53846) = 107.54; elo(.7382) = 180.10, elo(.5618) = 43.18, margin 68.46.
+        """
+        stats = MatchStats(60, 30, 10)
+        self.assertAlmostEqual(stats.variance, 0.2025)
+        low, high = stats.interval
+        self.assertAlmostEqual(low, 0.56180, places=4)
+        self.assertAlmostEqual(high, 0.73820, places=4)
+        self.assertAlmostEqual(stats.elo, 107.54, places=2)
+        self.assertAlmostEqual(stats.eloMargin, 68.46, places=1)
+        self.assertTrue(stats.significant)
+        self.assertIn("player 1 is significantly stronger", stats.verdict())
+        self.assertTrue(MatchStats(30, 60, 10).significant)
+        self.assertIn("player 2 is significantly stronger", MatchStats(30, 60, 10).verdict())
+
+    def test_edges(self) -> None:
+        self.assertEqual(elo(0.5), 0.0)
+        self.assertEqual((elo(1.0), elo(0.0)), (math.inf, -math.inf))
+        none = MatchStats(0, 0, 0)
+        self.assertEqual((none.score, none.significant, none.los), (0.5, False, 0.5))
+        self.assertEqual(MatchStats(0, 0, 4).variance, 0.0)
+        self.assertEqual(MatchStats(3, 0, 0).asDict()["elo"], "+inf")
+        self.assertEqual(MatchStats(2, 0, 0).eloMargin, math.inf)
+        # Every game won: the interval is a point, the sign test decides (LOS ½(1 + erf(n / sqrt(2n)))).
+        self.assertFalse(MatchStats(2, 0, 0).significant)  # LOS .921
+        self.assertTrue(MatchStats(0, 6, 0).significant)  # LOS .0072
+        self.assertFalse(MatchStats(0, 0, 30).significant)
+        json.dumps(MatchStats(3, 0, 0).asDict())  # no infinity in the JSON
+
+
+class PairingTests(SynchronousTestCase):
+    def test_startAlternatesAndPairsShareASeed(self) -> None:
+        self.assertEqual([sides(game) for game in range(4)], [(0, 1), (1, 0), (0, 1), (1, 0)])
+        self.assertEqual([gameSeed(7, game) for game in range(5)], [7, 7, 8, 8, 9])
+
+    def test_placeholders(self) -> None:
+        words = commandLine("'my bot' --to {host}:{port} -r {reservation} -s {seed}", "h", 5, "code", 3)
+        self.assertEqual(words, ["my bot", "--to", "h:5", "-r", "code", "-s", "3"])
+
+    def test_statsAndSummaryPerSide(self) -> None:
+        results = [
+            GameResult(0, teamOne=0, winner=0),
+            GameResult(1, teamOne=1, winner=0, lossKind="time", reason="slow"),
+            GameResult(2, teamOne=0),
+            GameResult(3, teamOne=1, void=True, reason="no result"),
+        ]
+        self.assertEqual(statsOf(results), MatchStats(2, 0, 1))
+        data = summary(results, ("a", "b"), 4, interrupted=False)
+        first, second = data["players"]
+        self.assertEqual((first["as_team_one"], first["as_team_two"]), ([1, 0, 1], [1, 0, 0]))
+        self.assertEqual((second["irregular_losses"], second["loss_reasons"]), ({"time": 1}, ["slow"]))
+        self.assertEqual(data["void_games"], [{"game": 3, "reason": "no result"}])
+
+
+def packets(xml: str) -> list[Element]:
+    return XmlStreamReader().feed(f"<protocol>{xml}".encode())
+
+
+class JudgeTests(SynchronousTestCase):
+    """What a game was, from what its observer saw; game 1 has player 2 on team ONE."""
+
+    def judge(self, xml: str, game: int = 1) -> GameResult:
+        watcher = GameWatcher("pw", ("p2", "p1"), True, Clock())
+        for message in packets(xml):
+            watcher.handle(message)
+        match = Match(Clock(), parseArguments(["a", "b"]), "h", 1, "pw")
+        players = [PlayerProcess(None), PlayerProcess(None)]
+        for process in players:
+            process.status = 0
+        return match.judge(game, watcher, players, [])
+
+    def memento(self, turn: int) -> str:
+        return f'<room roomId="r"><data class="memento"><state startTeam="ONE" turn="{turn}"/></data></room>'
+
+    def test_ruleViolationOfTeamOneIsPlayerTwosLoss(self) -> None:
+        result = self.judge(
+            self.memento(0)
+            + self.memento(1)
+            + '<room roomId="r"><data class="error" message="Ungueltiger Zug"/></room>'
+            + '<room roomId="r"><data class="result"><winner team="ONE" regular="false" reason="x"/></data></room>'
+        )
+        self.assertEqual((result.winner, result.lossKind, result.reason), (1, "rule", "Ungueltiger Zug"))
+        self.assertEqual(result.moves, 1)
+        self.assertEqual(len(result.answerTimes[1]), 1)  # move 1 was team ONE's: player 2's
+
+    def test_regularWinAndDraw(self) -> None:
+        win = '<room roomId="r"><data class="result"><winner team="TWO" regular="true" reason="r"/></data></room>'
+        self.assertEqual(
+            (self.judge(self.memento(0) + win).winner, self.judge(self.memento(0) + win).lossKind), (0, "")
+        )
+        draw = '<room roomId="r"><data class="result"><winner regular="true" reason="d"/></data></room>'
+        self.assertIsNone(self.judge(self.memento(0) + draw).winner)
+
+
+def runMatch(testCase: SynchronousTestCase, *arguments: str) -> tuple[str, dict[str, Any]]:
+    """``socha-match`` as a real process (it starts its own server); its output and summary.json."""
+    logs = Path(tempfile.mkdtemp())
+    child = Child(testCase, python("-m", "velhanet.socha.match", *arguments, "--log-dir", str(logs)))
+    try:
+        status = child.wait(240)
+    except subprocess.TimeoutExpired:
+        testCase.fail("socha-match did not end within 240 s")
+    assert child.process.stdout is not None
+    output = child.process.stdout.read()
+    testCase.assertEqual(status, 0, output)
+    return output, json.loads((logs / "summary.json").read_text())
+
+
+class EndToEndTests(SynchronousTestCase):
+    def test_fourGamesBetweenExamplePlayers(self) -> None:
+        command = EXAMPLE + " --seed {seed}"
+        output, data = runMatch(self, command, command, "--games", "4", "--parallel", "2")
+        self.assertIn("Score of p1 vs p2: ", output)
+        self.assertEqual((data["games_played"], data["void_games"]), (4, []))
+        self.assertEqual(data["stats_player1"]["games"], 4)
+        self.assertEqual([game["teamOne"] for game in data["games"]], [0, 1, 0, 1])
+        for player in data["players"]:
+            self.assertEqual(sum(player["as_team_one"]), 2)
+            self.assertGreater(player["average_answer_s"], 0)
+
+    def test_crashingPlayerLosesWithTheReason(self) -> None:
+        crash = shlex.join(python("-c", "raise SystemExit(1)"))
+        output, data = runMatch(self, EXAMPLE, crash, "--games", "2", "--grace", "1")
+        self.assertEqual(data["stats_player1"]["wins"], 2, output)
+        second = data["players"][1]
+        self.assertEqual(second["irregular_losses"], {"crash": 2})
+        self.assertEqual(second["loss_reasons"], ["p2 exited with status 1 before the game ended"])
+        self.assertIn("p2 exited with status 1 before the game ended", output)
+
+    def test_playerThatNeverJoinsLosesWithTheReason(self) -> None:
+        sleeper = shlex.join(python("-c", "import time; time.sleep(120)"))
+        output, data = runMatch(self, sleeper, EXAMPLE, "--games", "1", "--join-timeout", "3", "--grace", "1")
+        self.assertEqual(data["stats_player1"]["losses"], 1, output)
+        self.assertEqual(data["players"][0]["loss_reasons"], ["p1 did not join within 3 s"])
+
+    def test_interruptStopsWithThePartialResult(self) -> None:
+        logs = Path(tempfile.mkdtemp())
+        command = EXAMPLE + " --seed {seed}"
+        child = Child(
+            self, python("-m", "velhanet.socha.match", command, command, "--games", "50", "--log-dir", str(logs))
+        )
+        deadline = time.monotonic() + 60
+        while not (logs / "game-0000.xml").exists():  # polling a file another process writes
+            child.checkAlive()
+            self.assertLess(time.monotonic(), deadline, "no game ended within 60 s")
+            time.sleep(0.05)
+        child.process.send_signal(signal.SIGINT)
+        self.assertEqual(child.wait(60), 0)
+        data = json.loads((logs / "summary.json").read_text())
+        self.assertTrue(data["interrupted"])
+        self.assertGreaterEqual(data["games_played"], 1)
+        self.assertLess(data["games_played"], 50)
+        self.assertEqual(data["void_games"], [])
+
+
+class HelpTests(SynchronousTestCase):
+    def test_everyOptionShowsItsDefault(self) -> None:
+        """What tests/test_help.py checks of every console script, until pyproject names socha-match."""
+        self.assertEqual(argparseProblems("socha-match", matchParser()), [])

@@ -1,0 +1,400 @@
+"""``socha-match``: play N Software-Challenge games between two player programs and say which is stronger.
+
+    socha-match "COMMAND 1" "COMMAND 2" [--games N] [--parallel K] [--server HOST:PORT]
+                [--password PW] [--seed S] [--log-dir DIR] [--no-timeout]
+
+Each command is split like a shell would (``shlex``) and these placeholders
+are filled in for every game: ``{host}``, ``{port}``, ``{reservation}`` (the
+code of the player's reserved slot) and ``{seed}`` (``S + game // 2``: both
+games of a pair get the same seed). Without ``--server`` the runner starts its
+own ``twistd -n socha-server`` on a free loopback port with a random admin
+password.
+
+For each game the runner prepares a room through the admin protocol
+(L{velhanet.socha.adminprotocol}), observes it, and starts both programs.
+Player 1 plays team ONE (and starts) in even games, player 2 in odd games.
+The server picks the start position itself, so a pair of games shares the
+players' seed but not the position. A player that exits before its game ended
+loses it (after a grace of ``--grace`` seconds for the server's own result); a
+game not started after ``--join-timeout`` or not over after ``--game-timeout``
+is cancelled: the player that never joined (when known) or the one to move
+loses. Ctrl-C cancels the running games and prints the partial result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+from xml.etree.ElementTree import Element
+
+from twisted.internet.defer import Deferred, DeferredList, ensureDeferred
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.error import ProcessDone
+from twisted.internet.protocol import Factory, ProcessProtocol, Protocol
+from twisted.internet.task import deferLater
+from twisted.python.failure import Failure
+
+from velhanet.socha.adminprotocol import TEAMS, AdminError, AdminProtocol, Command
+from velhanet.socha.matchstats import GameResult, commandLine, gameSeed, otherTeam, report, sides, statsOf, summary
+from velhanet.socha.wire import render, tag
+
+
+class GameWatcher(AdminProtocol):
+    """``prepare --observe`` that keeps what a match needs: codes, packets, move times, the result."""
+
+    def __init__(self, password: str, names: tuple[str, str], timeouts: bool, clock: Any) -> None:
+        command = Command("prepare", names=names, timeouts=timeouts, observe=True)
+        super().__init__(password, command, clock, say=lambda line: None, timeout=30)
+        self.reserved: Deferred[list[str]] = Deferred()
+        self.packets: list[str] = []
+        self.moments: list[float] = []
+        self.startTeam = "ONE"
+        self.players = 0
+        self.errors: list[str] = []
+        self.result: Element | None = None
+
+    def handle(self, message: Element) -> None:
+        if message.tag == "joinedGameRoom":
+            self.players = int(message.get("playerCount", "0"))
+        if message.tag == "room":
+            self.packets.append(render(message))
+            data = message.find("data")
+            kind = data.get("class") if data is not None else None
+            if kind == "memento" and data is not None:
+                state = data.find("state")
+                self.startTeam = state.get("startTeam", "ONE") if state is not None else "ONE"
+                self.moments.append(time.monotonic())
+            elif kind == "error" and data is not None:
+                self.errors.append(" ".join(data.get("message", "").split()))
+            elif kind == "result":
+                self.result = data
+        super().handle(message)
+        if message.tag == "prepared" and not self.reserved.called:
+            self.reserved.callback([r.text or "" for r in message.findall("reservation")])
+
+    def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
+        super().connectionLost(reason)
+        if not self.reserved.called:
+            self.reserved.errback(AdminError("the server prepared no room"))
+
+    @property
+    def started(self) -> bool:
+        return bool(self.moments)
+
+    def teamToMove(self) -> str:
+        """The team whose move is awaited after the mementos seen so far."""
+        start = self.startTeam if self.startTeam in TEAMS else "ONE"
+        other = TEAMS[1 - TEAMS.index(start)]
+        return start if (len(self.moments) - 1) % 2 == 0 else other
+
+    def cancel(self) -> None:
+        if not self._finished and self.roomId:
+            self._write([tag("cancel", {"roomId": self.roomId})])
+
+
+class PlayerProcess(ProcessProtocol):
+    """One player program; its output goes to ``log`` (or nowhere)."""
+
+    def __init__(self, log: IO[bytes] | None) -> None:
+        self.log = log
+        self.status: int | None = None
+        self.ended: Deferred[int] = Deferred()
+
+    def outReceived(self, data: bytes) -> None:
+        if self.log is not None:
+            self.log.write(data)
+
+    errReceived = outReceived
+
+    def processEnded(self, reason: Failure) -> None:
+        self.status = 0 if reason.check(ProcessDone) else int(getattr(reason.value, "exitCode", None) or -1)
+        if self.log is not None:
+            self.log.close()
+        self.ended.callback(self.status)
+
+    killed = False
+    """Still running when the runner stopped it."""
+
+    def stop(self, signal: str = "KILL") -> None:
+        if self.status is None and self.transport is not None:
+            self.killed = True
+            with contextlib.suppress(Exception):  # it ended meanwhile
+                self.transport.signalProcess(signal)
+
+
+class Match:
+    """The games of a match, K at a time, and their results."""
+
+    def __init__(self, reactor: Any, arguments: argparse.Namespace, host: str, port: int, password: str) -> None:
+        self.reactor, self.arguments = reactor, arguments
+        self.host, self.port, self.password = host, port, password
+        self.results: list[GameResult] = []
+        self.next = 0
+        self.stopping = False
+        self.watchers: set[GameWatcher] = set()
+        self.begun = time.monotonic()
+        self.logDir = Path(arguments.log_dir) if arguments.log_dir else None
+        if self.logDir is not None:
+            self.logDir.mkdir(parents=True, exist_ok=True)
+
+    async def run(self) -> list[GameResult]:
+        workers = [ensureDeferred(self.worker()) for _ in range(max(1, self.arguments.parallel))]
+        await DeferredList(workers, consumeErrors=True)
+        return sorted(self.results, key=lambda result: result.game)
+
+    def interrupt(self) -> None:
+        self.stopping = True
+        for watcher in list(self.watchers):
+            watcher.cancel()
+
+    async def worker(self) -> None:
+        while not self.stopping and self.next < self.arguments.games:
+            game, self.next = self.next, self.next + 1
+            try:
+                result = await self.play(game)
+            except AdminError as error:
+                result = GameResult(game, sides(game)[0], void=True, reason=f"admin: {error}", lossKind="void")
+            if self.stopping and result.lossKind == "cancelled":
+                continue  # interrupted by Ctrl-C: not a game
+            self.results.append(result)
+            self.progress()
+
+    async def play(self, game: int) -> GameResult:
+        a = self.arguments
+        order = sides(game)
+        names = (f"p{order[0] + 1}", f"p{order[1] + 1}")
+        watcher = GameWatcher(self.password, names, not a.no_timeout, self.reactor)
+        await connectProtocol(TCP4ClientEndpoint(self.reactor, self.host, self.port, timeout=10), watcher)
+        codes = await watcher.reserved
+        self.watchers.add(watcher)
+        done: Deferred[None] = Deferred()
+        watcher.done.addBoth(lambda _: None if done.called else done.callback(None))
+        players: list[PlayerProcess] = [PlayerProcess(None), PlayerProcess(None)]
+        crashed: list[int] = []
+        for team, player in enumerate(order):
+            log = open(self.logDir / f"game-{game:04d}-p{player + 1}.log", "wb") if self.logDir else None  # noqa: SIM115
+            process = players[player] = PlayerProcess(log)
+            template = [a.command1, a.command2][player]
+            argv = commandLine(template, self.host, self.port, codes[team], gameSeed(a.seed, game))
+            try:
+                self.reactor.spawnProcess(process, argv[0], argv, env=dict(os.environ))
+            except OSError as error:
+                process.status = 127
+                process.ended.callback(127)
+                print(f"\ncannot start p{player + 1}: {error}", file=sys.stderr)
+
+            def exited(status: int, player: int = player) -> None:
+                if watcher.result is None and not done.called:
+                    self.reactor.callLater(a.grace, crashedIfNoResult, player, status)
+
+            process.ended.addCallback(exited)
+
+        def crashedIfNoResult(player: int, status: int) -> None:
+            if watcher.result is None and not done.called:
+                crashed.append(player)
+                watcher.cancel()
+
+        timers = [
+            self.reactor.callLater(a.join_timeout, lambda: None if watcher.started else watcher.cancel()),
+            self.reactor.callLater(a.game_timeout, watcher.cancel),
+        ]
+        await done
+        for timer in timers:
+            if timer.active():
+                timer.cancel()
+        self.watchers.discard(watcher)
+        for process in players:
+            if process.status is None:
+                self.reactor.callLater(a.grace, process.stop)
+        await DeferredList([process.ended for process in players], consumeErrors=True)
+        result = self.judge(game, watcher, players, crashed)
+        if self.logDir is not None:
+            xml = "<protocol>\n" + "".join(watcher.packets) + "\n</protocol>\n"
+            (self.logDir / f"game-{game:04d}.xml").write_text(xml, encoding="utf-8")
+        return result
+
+    def judge(self, game: int, watcher: GameWatcher, players: list[PlayerProcess], crashed: list[int]) -> GameResult:
+        order = sides(game)
+        result = GameResult(game, order[0], moves=max(len(watcher.moments) - 1, 0))
+        for turn in range(1, len(watcher.moments)):
+            mover = order[TEAMS.index(watcher.startTeam if turn % 2 == 1 else otherTeam(watcher.startTeam))]
+            result.answerTimes[mover].append(watcher.moments[turn] - watcher.moments[turn - 1])
+        winner = watcher.result.find("winner") if watcher.result is not None else None
+        reason = " ".join((winner.get("reason", "") if winner is not None else "").split())
+        if len(set(crashed)) == 1:
+            loser = crashed[0]
+            status = players[loser].status
+            result.winner, result.lossKind = 1 - loser, "crash"
+            result.reason = f"p{loser + 1} exited with status {status} before the game ended"
+            return result
+        team = winner.get("team") if winner is not None else None
+        regular = winner is not None and winner.get("regular", "true") == "true"
+        result.reason = reason
+        if regular:
+            result.winner = order[TEAMS.index(team)] if team in TEAMS else None
+            return result
+        if self.stopping:
+            result.void, result.lossKind = True, "cancelled"
+        elif not watcher.started:  # a waiting room's cancel has no result, only <left/>
+            # A player that had joined left with the room; one still running then never joined.
+            stuck = [player for player in (0, 1) if players[player].killed]
+            if watcher.players == 1 and len(stuck) == 1:
+                result.winner, result.lossKind = 1 - stuck[0], "no-join"
+                result.reason = f"p{stuck[0] + 1} did not join within {self.arguments.join_timeout:g} s"
+            else:
+                result.void, result.lossKind, result.reason = True, "no-join", "no player joined in time"
+        elif crashed or watcher.result is None:
+            result.void, result.lossKind, result.reason = True, "void", reason or "no result"
+        elif team in TEAMS:
+            result.winner = order[TEAMS.index(team)]
+            if watcher.errors:
+                result.lossKind, result.reason = "rule", watcher.errors[-1]
+            else:
+                lowered = reason.lower()
+                result.lossKind = "time" if ("zeit" in lowered or "time" in lowered) else "irregular"
+        else:  # cancelled by us at the game deadline: the player to move loses
+            loser = order[TEAMS.index(watcher.teamToMove())]
+            result.winner, result.lossKind = 1 - loser, "deadline"
+            result.reason = f"p{loser + 1} did not move within the game deadline ({self.arguments.game_timeout:g} s)"
+        return result
+
+    def progress(self) -> None:
+        stats = statsOf(self.results)
+        elapsed = time.monotonic() - self.begun
+        done = len(self.results)
+        left = elapsed / done * (self.arguments.games - done) if done else 0.0
+        line = (
+            f"\rgames {done}/{self.arguments.games}  p1 {stats.wins}-{stats.losses}-{stats.draws}"
+            f"  score {stats.score:.3f}  elapsed {elapsed:.0f} s  left ~{left:.0f} s  "
+        )
+        print(line, end="", file=sys.stderr, flush=True)
+
+
+def matchParser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="socha-match",
+        description="Play games between two Software-Challenge player programs and say which is stronger. "
+        "Placeholders in the commands: {host}, {port}, {reservation}, {seed}.",
+    )
+    parser.add_argument(
+        "command1",
+        metavar="COMMAND1",
+        help="player 1's command line, e.g. 'python -m "
+        "velhanet.socha.example --host {host} --port {port} --reservation {reservation}'",
+    )
+    parser.add_argument("command2", metavar="COMMAND2", help="player 2's command line, the same placeholders")
+    parser.add_argument("--games", type=int, default=10, help="how many games (default: %(default)s)")
+    parser.add_argument("--parallel", type=int, default=1, help="games played at once (default: %(default)s)")
+    parser.add_argument(
+        "--server", default=None, help="HOST:PORT of a running server; needs --password (default: start one)"
+    )
+    parser.add_argument("--password", default=None, help="the --server's admin password (default: %(default)s)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the first {seed}; pairs of games share one (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--log-dir", default=None, help="where game XML logs and summary.json go (default: %(default)s)"
+    )
+    parser.add_argument("--no-timeout", action="store_true", help="no move time limits (default: off)")
+    parser.add_argument(
+        "--grace", type=float, default=3.0, help="seconds a result may follow a player's exit (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--join-timeout", type=float, default=30.0, help="seconds for both to join (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--game-timeout", type=float, default=900.0, help="seconds a game may take (default: %(default)s)"
+    )
+    return parser
+
+
+def parseArguments(argv: list[str]) -> argparse.Namespace:
+    parser = matchParser()
+    arguments = parser.parse_args(argv)
+    if arguments.server and not arguments.password:
+        parser.error("--server needs --password")
+    return arguments
+
+
+async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str, int, str, PlayerProcess | None]:
+    if arguments.server:
+        host, _, port = arguments.server.rpartition(":")
+        return host or "127.0.0.1", int(port), arguments.password, None
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    password = secrets.token_hex(8)
+    twistd = "from twisted.scripts.twistd import run; run()"
+    listen = f"tcp:{port}:interface=127.0.0.1"
+    argv = [sys.executable, "-c", twistd, "-n", "--pidfile=", "-l", "-", "socha-server", "--listen", listen]
+    argv += ["--password", password]
+    if arguments.no_timeout:
+        argv.append("--no-timeout")
+    logDir = Path(arguments.log_dir) if arguments.log_dir else None
+    if logDir is not None:
+        logDir.mkdir(parents=True, exist_ok=True)
+    server = PlayerProcess(open(logDir / "server.log", "wb") if logDir else None)  # noqa: SIM115
+    reactor.spawnProcess(server, sys.executable, argv, env=dict(os.environ))
+    for _ in range(400):
+        if server.status is not None:
+            raise AdminError(f"the server exited with status {server.status}")
+        try:
+            listening = await TCP4ClientEndpoint(reactor, "127.0.0.1", port, timeout=1).connect(
+                Factory.forProtocol(Protocol)
+            )
+            listening.transport.loseConnection()  # type: ignore[attr-defined]
+            return "127.0.0.1", port, password, server
+        except Exception:
+            await deferLater(reactor, 0.05, lambda: None)
+    raise AdminError("the server did not listen within 20 s")
+
+
+async def run(reactor: Any, arguments: argparse.Namespace) -> None:
+    try:
+        host, port, password, server = await startServer(reactor, arguments)
+    except AdminError as error:
+        print(f"socha-match: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
+    match = Match(reactor, arguments, host, port, password)
+    interrupted = False
+
+    def onSignal(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        if interrupted:
+            os._exit(130)
+        interrupted = True
+        reactor.callFromThread(match.interrupt)
+
+    signal.signal(signal.SIGINT, onSignal)
+    try:
+        results = await match.run()
+    finally:
+        if server is not None:
+            server.stop("TERM")
+            await server.ended
+    data = summary(results, (arguments.command1, arguments.command2), arguments.games, interrupted)
+    print("", file=sys.stderr)
+    for line in report(data, results):
+        print(line, flush=True)
+    if match.logDir is not None:
+        (match.logDir / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    from twisted.internet.task import react
+
+    arguments = parseArguments(sys.argv[1:] if argv is None else argv)
+    react(lambda reactor: ensureDeferred(run(reactor, arguments)))
+
+
+if __name__ == "__main__":
+    main()
