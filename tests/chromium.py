@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tests.processes import stopProcess
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 NO_CHROMIUM = "Chromium is not installed (Debian: apt-get install -y chromium)"
 
@@ -120,13 +122,7 @@ class Chromium:
         return Page(self, session)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stopProcess(self.process)
         for fd in (self.commands, self.answers):
             with contextlib.suppress(OSError):
                 os.close(fd)

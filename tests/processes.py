@@ -40,6 +40,17 @@ def twistd(*args: str, log: str | Path = "-") -> list[str]:
     return python("-c", "from twisted.scripts.twistd import run; run()", "-n", "--pidfile=", "-l", str(log), *args)
 
 
+def stopProcess(process: subprocess.Popen[Any]) -> None:
+    """Ask ``process`` to end (SIGTERM), and kill it if it has not after 10 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 class ChildDied(AssertionError):
     """The child process exited while a test was waiting for it."""
 
@@ -99,12 +110,6 @@ class Child:
         return self.process.wait(seconds)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stopProcess(self.process)
         if self.process.stdout is not None:
             self.process.stdout.close()

@@ -133,7 +133,9 @@ def _streamUntilGone(request: Request, stream: Stream) -> None:
     request.notifyFinish().addBoth(gone)
 
 
-class ListEvents(Resource):
+class _Watched(Resource):
+    """A resource of the hub's games, whose event streams count against the limits."""
+
     isLeaf = True
 
     def __init__(self, hub: GameHub, perAddress: StreamsPerAddress) -> None:
@@ -141,6 +143,8 @@ class ListEvents(Resource):
         self.hub = hub
         self.perAddress = perAddress
 
+
+class ListEvents(_Watched):
     def render_GET(self, request: Request) -> object:
         if request.postpath not in ([], [b""]):
             return _plain(request, 404, "404 Not Found: no such page")
@@ -149,15 +153,8 @@ class ListEvents(Resource):
         return NOT_DONE_YET
 
 
-class GamePage(Resource):
+class GamePage(_Watched):
     """``/game/<id>`` and ``/game/<id>/events``."""
-
-    isLeaf = True
-
-    def __init__(self, hub: GameHub, perAddress: StreamsPerAddress) -> None:
-        super().__init__()
-        self.hub = hub
-        self.perAddress = perAddress
 
     def render_GET(self, request: Request) -> object:
         path = request.postpath or []
