@@ -27,6 +27,10 @@ from .test_help import argparseProblems
 EXAMPLE = shlex.join(
     python("-m", "velhanet.socha.example", "--host", "{host}", "--port", "{port}", "--reservation", "{reservation}")
 )
+SOCHA_PLAYER = shlex.join(python(str(Path(__file__).parent / "socha_player.py"), "{port}", "{seed}")) + (
+    " --reservation {reservation}"
+)
+"""A real ``socha==4.3.9`` player (random moves unless given ``--greedy``)."""
 
 
 class StatisticsTests(SynchronousTestCase):
@@ -148,6 +152,14 @@ class JudgeTests(SynchronousTestCase):
         draw = '<room roomId="r"><data class="result"><winner regular="true" reason="d"/></data></room>'
         self.assertIsNone(self.judge(self.memento(0) + draw).winner)
 
+    def test_hardTimeoutIsALossOnTime(self) -> None:
+        """The server's reasons for both timeouts (velhanet/socha/room.py) say "Sekunden", not "Zeit"."""
+        reason = "p2 hat innerhalb von 2 Sekunden nach Aufforderung keinen Zug gesendet."
+        winner = f'<winner team="TWO" regular="false" reason="{reason}"/>'
+        over = f'<room roomId="r"><data class="result">{winner}</data></room>'
+        result = self.judge(self.memento(0) + over)
+        self.assertEqual((result.winner, result.lossKind, result.reason), (0, "time", reason))
+
 
 def runMatch(testCase: SynchronousTestCase, *arguments: str) -> tuple[str, dict[str, Any]]:
     """``socha-match`` as a real process (it starts its own server); its output and summary.json."""
@@ -189,6 +201,31 @@ class EndToEndTests(SynchronousTestCase):
         output, data = runMatch(self, sleeper, EXAMPLE, "--games", "1", "--join-timeout", "3", "--grace", "1")
         self.assertEqual(data["stats_player1"]["losses"], 1, output)
         self.assertEqual(data["players"][0]["loss_reasons"], ["p1 did not join within 3 s"])
+
+    def test_greedySochaPlayerBeatsTheRandomOne(self) -> None:
+        """20 games between two real ``socha`` players: the greedy one (player 1) is significantly ahead."""
+        output, data = runMatch(
+            self, SOCHA_PLAYER + " --greedy", SOCHA_PLAYER, "--games", "20", "--parallel", "2", "--seed", "1"
+        )
+        stats = data["stats_player1"]
+        self.assertEqual((data["games_played"], data["void_games"], stats["games"]), (20, [], 20), output)
+        self.assertGreater(stats["score"], 0.5, output)
+        self.assertTrue(stats["significant"], output)
+        self.assertIn("p1 is significantly stronger", output)
+
+    def test_playerThatHangsMidGameLosesOnTimeAndTheMatchGoesOn(self) -> None:
+        """A real ``socha`` player that joins, then never answers a move request: the server's hard
+        timeout (10 s) ends each game, that player loses on time with the reason, both games are played."""
+        hanging = SOCHA_PLAYER + " --think 1000"
+        output, data = runMatch(self, hanging, SOCHA_PLAYER, "--games", "2", "--grace", "1", "--game-timeout", "60")
+        self.assertEqual((data["games_played"], data["void_games"]), (2, []), output)
+        self.assertEqual(data["stats_player1"]["losses"], 2, output)
+        first = data["players"][0]
+        self.assertEqual(first["irregular_losses"], {"time": 2})
+        self.assertEqual(
+            first["loss_reasons"], ["p1 hat innerhalb von 2 Sekunden nach Aufforderung keinen Zug gesendet."]
+        )
+        self.assertEqual(data["players"][1]["irregular_losses"], {})
 
     def test_interruptStopsWithThePartialResult(self) -> None:
         logs = Path(tempfile.mkdtemp())

@@ -260,7 +260,7 @@ class Match:
                 result.lossKind, result.reason = "rule", watcher.errors[-1]
             else:
                 lowered = reason.lower()
-                result.lossKind = "time" if ("zeit" in lowered or "time" in lowered) else "irregular"
+                result.lossKind = "time" if any(w in lowered for w in ("zeit", "time", "sekunden")) else "irregular"
         else:  # cancelled by us at the game deadline: the player to move loses
             loser = order[TEAMS.index(watcher.teamToMove())]
             result.winner, result.lossKind = 1 - loser, "deadline"
