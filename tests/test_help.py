@@ -15,7 +15,7 @@ from twisted.plugin import getPlugins
 from twisted.trial.unittest import SynchronousTestCase
 
 ROOT = Path(__file__).resolve().parent.parent
-PLUGINS = ("velha", "gambit-server", "gobang-server", "socha-server")
+PLUGINS = ("velha", "gambit-server", "gobang-server", "socha-server", "socha-replay")
 
 
 def consoleScripts() -> dict[str, str]:

@@ -378,6 +378,32 @@ class LobbyTests(SynchronousTestCase):
         admin.send(f'<step roomId="{roomId}"/>')
         self.assertIn("no room", admin.messages()[0].get("message", ""))
 
+    def preparedBoard(self, admin: Peer, seed: str | None) -> bytes:
+        """The start position of a game prepared with ``seed`` (None: no seed attribute) and played to its start."""
+        attribute = "" if seed is None else f' seed="{seed}"'
+        admin.send(
+            f'<prepare gameType="swc_2026_piranhas"{attribute}><slot displayName="a"/><slot displayName="b"/></prepare>'
+        )
+        [prepared] = [m for m in admin.messages() if m.tag == "prepared"]
+        for reservation in prepared.findall("reservation"):
+            Peer(self.lobby).send(f'<joinPrepared reservationCode="{reservation.text}"/>')
+        self.gaps(1)
+        admin.messages()  # the administrator is told of each join
+        return position(self.lobby, prepared.get("roomId", "")).cells
+
+    def test_preparedSeedFixesTheStartPosition(self) -> None:
+        """``<prepare seed>`` (velhanet's addition): one seed, one board; another seed or none, another board."""
+        admin = Peer(self.lobby)
+        admin.send('<authenticate password="secret"/>')
+        first, again = self.preparedBoard(admin, "17"), self.preparedBoard(admin, "17")
+        self.assertEqual(first, again)
+        self.assertNotEqual(first, self.preparedBoard(admin, "18"))
+        self.assertNotEqual(first, self.preparedBoard(admin, None))
+        for bad in ("-1", "x", "1" * 19):
+            admin.send(f'<prepare seed="{bad}"><slot/><slot/></prepare>')
+            [error] = admin.messages()
+            self.assertIn("seed must be a number", error.get("message", ""))
+
     def test_adminDisabledWithoutPassword(self) -> None:
         lobby = SochaFactory(self.clock)
         admin = Peer(lobby)

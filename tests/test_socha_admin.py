@@ -85,6 +85,12 @@ class AdminProtocolTests(SynchronousTestCase):
         self.assertIsNone(admin.closed())
         self.assertEqual(admin.clock.getDelayedCalls(), [])
 
+    def test_prepareWithSeed(self) -> None:
+        """``prepare --seed 7`` sends velhanet's ``seed`` attribute; without it none is sent (above)."""
+        admin = Admin(Command("prepare", names=("alice", "bob"), seed=7))
+        _, prepare = admin.written()
+        self.assertEqual(prepare.get("seed"), "7")
+
     def test_wrongPassword(self) -> None:
         admin = Admin(Command("observe", roomId="R1"), password="nope")
         admin.receive(

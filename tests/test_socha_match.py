@@ -7,6 +7,7 @@ import json
 import math
 import shlex
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -17,8 +18,19 @@ from xml.etree.ElementTree import Element
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.socha.match import GameWatcher, Match, PlayerProcess, matchParser, parseArguments
-from velhanet.socha.matchstats import GameResult, MatchStats, commandLine, elo, gameSeed, sides, statsOf, summary
+from velhanet.socha.match import GameWatcher, Match, PlayerProcess, matchParser, parseArguments, serverCommand
+from velhanet.socha.matchstats import (
+    GameResult,
+    MatchStats,
+    commandLine,
+    elo,
+    gameSeed,
+    pairedPositions,
+    report,
+    sides,
+    statsOf,
+    summary,
+)
 from velhanet.socha.wire import XmlStreamReader
 
 from .processes import Child, python
@@ -113,6 +125,63 @@ class PairingTests(SynchronousTestCase):
         self.assertEqual(data["void_games"], [{"game": 3, "reason": "no result"}])
 
 
+class PositionPairTests(SynchronousTestCase):
+    """Each start position from both sides: games 2k and 2k+1 should share their position's fingerprint."""
+
+    def results(self, *positions: str) -> list[GameResult]:
+        return [GameResult(game, sides(game)[0], winner=0, position=p) for game, p in enumerate(positions)]
+
+    def test_pairsCountedAndReported(self) -> None:
+        kept = self.results("a", "a", "b", "b", "c")  # game 4's partner was never played
+        self.assertEqual(pairedPositions(kept), (2, 0))
+        lines = report(summary(kept, ("x", "y"), 5, False), kept)
+        self.assertIn("start positions: each of 2 played from both sides", lines)
+
+    def test_aServerIgnoringTheSeedIsSaid(self) -> None:
+        ignored = self.results("a", "b", "c", "c")
+        self.assertEqual(pairedPositions(ignored), (1, 1))
+        data = summary(ignored, ("x", "y"), 4, False)
+        self.assertEqual(data["position_pairs"], {"same": 1, "different": 1})
+        self.assertTrue(any("1 of 2 pairs of games had different ones" in line for line in report(data, ignored)))
+
+    def test_watcherFingerprintsTheFirstBoard(self) -> None:
+        def memento(turn: int, fields: str) -> str:
+            board = "<board><row>" + "".join(f"<field>{f}</field>" for f in fields.split()) + "</row></board>"
+            return f'<room roomId="r"><data class="memento"><state turn="{turn}">{board}</state></data></room>'
+
+        watchers = [GameWatcher("pw", ("p1", "p2"), True, Clock(), seed=3) for _ in range(3)]
+        for watcher, first in zip(watchers, ("ONE_S EMPTY", "ONE_S EMPTY", "EMPTY ONE_S"), strict=True):
+            for message in packets(memento(0, first) + memento(1, "EMPTY EMPTY")):
+                watcher.handle(message)
+        self.assertEqual(watchers[0].position, watchers[1].position)
+        self.assertNotEqual(watchers[0].position, watchers[2].position)
+        self.assertEqual(len(watchers[0].position), 12)
+
+
+class WebOptionTests(SynchronousTestCase):
+    def test_theStartedServerShowsTheMatch(self) -> None:
+        argv = serverCommand(parseArguments(["a", "b", "--web", "8081"]), 5000, "pw")
+        self.assertEqual(argv[argv.index("--web") :], ["--web", "8081", "--web-show-prepared"])
+        self.assertNotIn("--web", serverCommand(parseArguments(["a", "b"]), 5000, "pw"))
+
+    def test_notWithAServerOfOnesOwn(self) -> None:
+        with self.assertRaises(SystemExit):
+            parseArguments(["a", "b", "--server", "h:1", "--password", "p", "--web", "8081"])
+
+    def test_aServerThatCannotStartSaysWhy(self) -> None:
+        """The site's port is taken: the server's own one-line reason, not just its exit status."""
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            child = Child(self, python("-m", "velhanet.socha.match", "a", "b", "--web", str(port)))
+            self.assertEqual(child.wait(60), 1)
+        assert child.process.stdout is not None
+        output = child.process.stdout.read()
+        self.assertIn("socha-match: the server exited with status 1: twistd socha-server: not started: ", output)
+        self.assertIn(f"cannot listen on tcp:{port}:interface=127.0.0.1", output)
+
+
 def packets(xml: str) -> list[Element]:
     return XmlStreamReader().feed(f"<protocol>{xml}".encode())
 
@@ -183,6 +252,11 @@ class EndToEndTests(SynchronousTestCase):
         self.assertEqual((data["games_played"], data["void_games"]), (4, []))
         self.assertEqual(data["stats_player1"]["games"], 4)
         self.assertEqual([game["teamOne"] for game in data["games"]], [0, 1, 0, 1])
+        positions = [game["position"] for game in data["games"]]
+        self.assertEqual((positions[0], positions[2]), (positions[1], positions[3]), "a pair shares its position")
+        self.assertNotEqual(positions[0], positions[2])
+        self.assertEqual(data["position_pairs"], {"same": 2, "different": 0})
+        self.assertIn("start positions: each of 2 played from both sides", output)
         for player in data["players"]:
             self.assertEqual(sum(player["as_team_one"]), 2)
             self.assertGreater(player["average_answer_s"], 0)
@@ -195,6 +269,14 @@ class EndToEndTests(SynchronousTestCase):
         self.assertEqual(second["irregular_losses"], {"crash": 2})
         self.assertEqual(second["loss_reasons"], ["p2 exited with status 1 before the game ended"])
         self.assertIn("p2 exited with status 1 before the game ended", output)
+
+    def test_bothCrashingIsAVoidGameNotALoss(self) -> None:
+        crash = shlex.join(python("-c", "raise SystemExit(1)"))
+        output, data = runMatch(self, crash, crash, "--games", "2", "--grace", "1")
+        self.assertEqual(data["stats_player1"]["games"], 0, output)
+        reason = "both players exited before the game ended (status 1 and 1)"
+        self.assertEqual(data["void_games"], [{"game": 0, "reason": reason}, {"game": 1, "reason": reason}])
+        self.assertIn(f"game 1 void: {reason}", output)
 
     def test_playerThatNeverJoinsLosesWithTheReason(self) -> None:
         sleeper = shlex.join(python("-c", "import time; time.sleep(120)"))

@@ -91,6 +91,14 @@ class PortInUseTests(StartupTestCase):
         self.assertEqual((status, lines), (1, [expected]))
         self.assertIn(expected, log.read_text())
 
+    def test_sochaReplaySitePort(self) -> None:
+        log = self.tmp / "replay.log"
+        with held(socket.SOCK_STREAM) as port:
+            status, lines = self.finished(twistd("socha-replay", "--web", str(port), str(self.tmp), log=log))
+        where = f"tcp:{port}:interface=127.0.0.1"
+        expected = f"twistd socha-replay: not started: cannot listen on {where} ({IN_USE}); the log is {log}"
+        self.assertEqual((status, lines), (1, [expected]))
+
     def test_logOnStandardOutput(self) -> None:
         """With the log on standard output (``-l -``), the line says so, and the log around it follows."""
         with held(socket.SOCK_STREAM) as port:
@@ -165,6 +173,24 @@ class UsageErrorTests(StartupTestCase):
                 ],
             ),
         )
+
+    def test_sochaReplayNeedsLogsThatExist(self) -> None:
+        status, lines = self.finished(twistd("socha-replay", "--web", "0"))
+        self.assertEqual(
+            (status, lines),
+            (
+                1,
+                [
+                    "twistd socha-replay: give at least one game log or directory of logs",
+                    "Try 'twistd socha-replay --help' for the options.",
+                ],
+            ),
+        )
+        missing = self.tmp / "nope"
+        status, lines = self.finished(twistd("socha-replay", "--web", "0", str(missing)))
+        expected = f"twistd socha-replay: not started: no such file or directory: {missing}; the log is standard output"
+        self.assertEqual(status, 1)
+        self.assertEqual(lines[0], expected)
 
     def test_gobangBadOption(self) -> None:
         status, lines = self.finished(twistd("gobang-server", "--size", "99"))

@@ -336,3 +336,114 @@ class GambitRoomTests(SynchronousTestCase):
         room.move(core.white, "e215:e2e4")
         self.assertEqual(core.board.fullmove_number, 1)
         self.assertEqual(core.board.turn, False)
+
+
+class Boards:
+    """A replayed game's boards: each says which position it is, and every drawing is counted."""
+
+    def __init__(self) -> None:
+        self.drawn: list[int] = []
+
+    def __call__(self, n: int) -> str:
+        self.drawn.append(n)
+        return f'<svg xmlns="http://www.w3.org/2000/svg"><text>n={n}</text></svg>'
+
+
+class ReplayTests(HubTestCase):
+    """Finished games read from logs: listed like any other, never forgotten, their board shown after any move."""
+
+    MOVES = (("a1", 1.5), ("b2", None), ("c3", 0.25))
+
+    def replay(self, startedAt: float | None = 5.0) -> Boards:
+        boards = Boards()
+        self.hub.replayed("socha", "piranhas", ["one", "<i>two</i>"], self.MOVES, "one wins", boards, startedAt)
+        return boards
+
+    def test_listedAsOverAndListSpectatorsAreTold(self) -> None:
+        listing = self.open(b"/events")
+        self.replay()
+        self.replay(startedAt=None)
+        [(_, first), (_, second)] = listing.events()[1:]
+        self.assertEqual(
+            first,
+            {
+                "id": "1",
+                "family": "socha",
+                "gameType": "piranhas",
+                "players": ["one", "<i>two</i>"],
+                "moves": 3,
+                "state": "over",
+                "result": "one wins",
+                "startedAt": 5.0,
+            },
+        )
+        self.assertEqual((second["id"], second["startedAt"]), ("2", 1000.0), "started now by default")
+        self.assertEqual(self.open(b"/events").events(), [("games", [first, second])])
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
+    def test_snapshotHasStepsEveryMoveAndTheFinalBoard(self) -> None:
+        boards = self.replay()
+        self.game().moved("e2e4")
+        [(_, replayed)] = self.open(b"/game/1/events").events()
+        self.assertEqual(replayed["moveList"], [[1, "a1", 1.5], [2, "b2", None], [3, "c3", 0.25]])
+        self.assertEqual((replayed["steps"], replayed["state"]), (True, "over"))
+        self.assertIn("<text>n=3</text>", replayed["svg"])
+        self.assertEqual(boards.drawn, [3], "the final board, drawn once")
+        [(_, live)] = self.open(b"/game/2/events").events()
+        self.assertEqual((live["steps"], live["moveList"]), (False, [[1, "e2e4", 0.0]]))
+
+    def test_boardAfterAnyMoveIsServedAsSvg(self) -> None:
+        boards = self.replay()
+        for n in (0, 1, 3):
+            page = self.open(f"/game/1/board/{n}".encode())
+            self.assertEqual(page.status(), 200, n)
+            head = page.transport.value().partition(b"\r\n\r\n")[0].lower()
+            self.assertIn(b"content-type: image/svg+xml", head)
+            self.assertIn(b"x-content-type-options: nosniff", head)
+            self.assertIn(b"content-security-policy: default-src 'self'; script-src 'self';", head)
+            self.assertIn(f"<text>n={n}</text></svg>".encode(), page.body())
+        self.open(b"/game/1/board/1")
+        self.open(b"/game/1/board/0")
+        self.assertEqual(boards.drawn, [0, 1, 3], "stepping back and forth draws each board once")
+
+    def test_boardsThatDoNotExistAre404(self) -> None:
+        boards = self.replay()
+        self.game().moved("e2e4")
+        for path in (
+            b"/game/1/board/4",
+            b"/game/1/board/-1",
+            b"/game/1/board/x",
+            b"/game/1/board/1.0",
+            b"/game/1/board/",
+            b"/game/1/board",
+            b"/game/1/board/0000001",
+            b"/game/1/board/" + b"9" * 40,
+            b"/game/1/board/1/x",
+            b"/game/2/board/0",  # a live game has no steps
+            b"/game/3/board/0",
+        ):
+            page = self.open(path)
+            self.assertEqual(page.status(), 404, path)
+            self.assertIn(b"404 Not Found", page.body(), path)
+        self.assertEqual(boards.drawn, [])
+        self.assertIn(self.open(b"/game/1/board/0", b"POST").status(), (405, 501))
+        self.assertEqual(self.open(b"/game/1/board/000001").status(), 200)
+
+    def test_replayedGamesAreNeverForgotten(self) -> None:
+        """``keepFinished`` (2 here) counts the games played on this server only."""
+        for _ in range(5):
+            self.replay()
+        listing = self.open(b"/events")
+        for n in range(3):
+            self.game().ended(f"end {n}")
+        self.assertEqual(sorted(self.hub.games, key=int), ["1", "2", "3", "4", "5", "7", "8"])
+        self.assertEqual([e for e in listing.events() if e[0] == "gone"], [("gone", {"id": "6"})])
+        self.assertEqual(self.open(b"/game/1/board/3").status(), 200)
+
+    def test_aReplayIsNotChangedByReports(self) -> None:
+        """A replayed game is over: a stray move or end reported on it changes nothing."""
+        record = self.hub.replayed("socha", "piranhas", ["one", "two"], self.MOVES, "one wins", Boards())
+        record.moved("z9")
+        record.ended("two wins")
+        self.assertEqual((len(record.moves), record.result), (3, "one wins"))
+        self.assertEqual(self.clock.getDelayedCalls(), [])

@@ -9,6 +9,7 @@ result is shown.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -58,6 +59,67 @@ class BrowserTestCase(SynchronousTestCase):
         over = listPage.waitFor(f"{LIST_ROW}.className === 'over'", f"{LIST_ROW}.textContent", 30)
         self.assertIn(str(total), over)
         self.game = game
+
+
+REPLAY_SITE = """
+from twisted.internet import reactor
+from velhanet.web.hub import GameHub
+from velhanet.web.site import spectatorSite
+
+def board(n):
+    return f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 20"><text x="5" y="15">n={n}</text></svg>'
+
+hub = GameHub(reactor)
+hub.replayed("replay", "test", ["one", "two"], [("a1", 1.0), ("b2", None), ("c3", 0.5), ("d4", 2.0)], "one wins", board)
+print(reactor.listenTCP(0, spectatorSite(hub), interface="127.0.0.1").getHost().port, flush=True)
+reactor.run()
+"""
+"""A site over a hub holding one replayed game of four moves whose boards say which position they show."""
+
+STEP_AT = "document.getElementById('step-at').textContent"
+CURRENT = "[...document.querySelectorAll('#moves li.current')].map((li) => li.value)"
+
+
+class ReplayBrowserTests(SynchronousTestCase):
+    timeout = 60
+
+    def setUp(self) -> None:
+        if CHROMIUM is None:
+            self.skipTest(NO_CHROMIUM)
+
+    def showing(self, page: Page, n: int) -> list[Any]:
+        """Once the board after ``n`` moves is shown: what the bar says and which move is highlighted."""
+        return page.waitFor(
+            f"document.querySelector('#board svg text').textContent === 'n={n}' && {STEP_AT} === 'move {n} of 4'",
+            f"[Number(document.getElementById('board').dataset.moves), {CURRENT}]",
+        )
+
+    def test_stepThroughAReplayedGame(self) -> None:
+        site = Child(self, python("-c", REPLAY_SITE))
+        port = site.readLine().strip()
+        self.assertTrue(port.isdigit(), f"the replay site did not start: {port!r}")
+        page = Chromium(self).open(f"http://127.0.0.1:{port}/game/1")
+        self.assertEqual(self.showing(page, 4), [4, [4]], "the final position first")
+        self.assertFalse(page.evaluate("document.getElementById('steps').hidden"))
+        self.assertEqual(page.evaluate("document.getElementById('status').textContent"), "replay")
+        times = "[...document.querySelectorAll('#moves li')].map((li) => li.querySelectorAll('.time').length)"
+        self.assertEqual(page.evaluate(times), [1, 0, 1, 1], "no time shown where the log has none")
+        page.evaluate("document.getElementById('step-previous').click()")
+        self.assertEqual(self.showing(page, 3), [3, [3]])
+        page.evaluate("document.querySelectorAll('#moves li')[1].click()")
+        self.assertEqual(self.showing(page, 2), [2, [2]])
+        page.browser.call("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Home", "code": "Home"}, page.session)
+        self.assertEqual(self.showing(page, 0), [0, []], "the start position: no move highlighted")
+        self.assertTrue(page.evaluate("document.getElementById('step-previous').disabled"))
+        page.browser.call(
+            "Input.dispatchKeyEvent", {"type": "keyDown", "key": "ArrowRight", "code": "ArrowRight"}, page.session
+        )
+        self.assertEqual(self.showing(page, 1), [1, [1]])
+        page.evaluate("document.getElementById('step-play').click()")
+        self.assertEqual(self.showing(page, 4), [4, [4]], "played to the end")
+        stopped = "document.getElementById('step-play').textContent"
+        self.assertEqual(page.waitFor(f"{stopped} === 'play'", stopped), "play", "and stopped there")
+        site.checkAlive()
 
 
 class GambitBrowserTests(BrowserTestCase):

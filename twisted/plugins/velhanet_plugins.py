@@ -35,3 +35,10 @@ sochaServer = ServiceMaker(
     "A Software-Challenge XML game server (Piranhas and velhanet's games, rooms, admin) on 13050",
     "socha-server",
 )
+
+sochaReplay = ServiceMaker(
+    "velhanet Software-Challenge replays",
+    "velhanet.socha.replaytap",
+    "Step through Piranhas game logs (socha-match --log-dir) in a browser, move by move",
+    "socha-replay",
+)

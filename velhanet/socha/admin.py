@@ -83,6 +83,12 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="the players may take as long as they like (canTimeout=false); without it the server's limits apply",
     )
+    prepare.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="fix the start position: the same seed gives the same board on velhanet's server (default: random)",
+    )
     prepare.add_argument("--observe", action="store_true", help="then watch the room as 'observe' does (default: off)")
     texts = {
         "observe": "print the room's moves as they are played, and the result",
@@ -99,6 +105,8 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         parser.error(f"--password is required (or set ${PASSWORD_VARIABLE})")
     if arguments.command == "prepare" and len(arguments.name) != 2:
         parser.error(f"prepare needs exactly two --name, not {len(arguments.name)}")
+    if arguments.command == "prepare" and arguments.seed is not None and not 0 <= arguments.seed < 10**18:
+        parser.error(f"--seed must be a number from 0 to 10**18 - 1, not {arguments.seed}")
     return arguments
 
 
@@ -111,6 +119,7 @@ def commandOf(arguments: argparse.Namespace) -> Command:
             paused=arguments.paused,
             timeouts=not arguments.no_timeout,
             observe=arguments.observe,
+            seed=arguments.seed,
         )
     return Command(arguments.command, roomId=arguments.room)
 

@@ -66,6 +66,8 @@ class Command:
     timeouts: bool = True
     observe: bool = False
     """``prepare --observe``: watch the prepared room to its end."""
+    seed: int | None = None
+    """``prepare --seed``: the start position's seed (velhanet's ``seed`` attribute; other servers ignore it)."""
 
     def requests(self) -> list[Element]:
         """The requests sent after ``<authenticate>``, in one write."""
@@ -74,7 +76,12 @@ class Command:
                 tag("slot", {"displayName": name, "canTimeout": _bool(self.timeouts), "reserved": "true"})
                 for name in self.names
             ]
-            return [tag("prepare", {"gameType": self.gameType, "pause": _bool(self.paused)}, *slots)]
+            attributes: dict[str, str | int | None] = {
+                "gameType": self.gameType,
+                "pause": _bool(self.paused),
+                "seed": self.seed,
+            }
+            return [tag("prepare", attributes, *slots)]
         observe = tag("observe", {"roomId": self.roomId})
         if self.name == "observe":
             return [observe]

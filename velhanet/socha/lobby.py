@@ -31,6 +31,8 @@ from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag
 from velhanet.web.hub import NO_WATCHER, GameWatcher
 
 JOIN_REQUESTS = frozenset({"join", "joinRoom", "joinPrepared"})
+MAX_SEED_DIGITS = 18
+"""``<prepare seed="…">`` (velhanet's addition): the same seed gives the same start position."""
 ADMIN_REQUESTS = frozenset({"authenticate", "prepare", "observe", "pause", "step", "cancel"})
 
 CANCELLED = "Das Spiel wurde vom Administrator abgebrochen."
@@ -120,7 +122,8 @@ class Lobby:
 
     # -- rooms -----------------------------------------------------------------------
 
-    def newRoom(self, gameType: str, prepared: bool, paused: bool) -> RoomEntry:
+    def newRoom(self, gameType: str, prepared: bool, paused: bool, seed: int | None = None) -> RoomEntry:
+        """A room of ``gameType``; ``seed`` fixes its start position (a prepared game's ``seed``)."""
         roomId = str(uuid.uuid4())
         core = RoomCore(
             roomId,
@@ -129,7 +132,7 @@ class Lobby:
             self.removeRoom,
             self.observers.setdefault(roomId, []),
             timeouts=self.timeouts,
-            rng=random.Random(self.rng.random()),
+            rng=random.Random(self.rng.random() if seed is None else seed),
             watcher=self.watcher,
             hidden=prepared and not self.showPrepared,
         )
@@ -254,7 +257,12 @@ class Lobby:
         if len(slots) != 2:
             client.error(f"a game needs 2 slots, not {len(slots)}", message)
             return
-        room = self.newRoom(gameType, prepared=True, paused=message.get("pause", "false").lower() == "true")
+        seed = message.get("seed")
+        if seed is not None and not (seed.isdigit() and len(seed) <= MAX_SEED_DIGITS):
+            client.error(f"seed must be a number of at most {MAX_SEED_DIGITS} digits, not {seed[:40]!r}", message)
+            return
+        paused = message.get("pause", "false").lower() == "true"
+        room = self.newRoom(gameType, prepared=True, paused=paused, seed=None if seed is None else int(seed))
         codes = []
         for index, (element, slot) in enumerate(zip(slots, room.core.slots, strict=True)):
             slot.displayName = element.get("displayName", "")

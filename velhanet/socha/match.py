@@ -13,8 +13,10 @@ password.
 For each game the runner prepares a room through the admin protocol
 (L{velhanet.socha.adminprotocol}), observes it, and starts both programs.
 Player 1 plays team ONE (and starts) in even games, player 2 in odd games.
-The server picks the start position itself, so a pair of games shares the
-players' seed but not the position. A player that exits before its game ended
+Both games of a pair also get the same start position: the runner prepares
+them with the pair's seed (``<prepare seed>``, velhanet's addition), so each
+position is played from both sides. A server that ignores the seed (the
+official one) gives each game its own position; the report says so. A player that exits before its game ended
 loses it (after a grace of ``--grace`` seconds for the server's own result); a
 game not started after ``--join-timeout`` or not over after ``--game-timeout``
 is cancelled: the player that never joined (when known) or the one to move
@@ -24,7 +26,6 @@ loses. Ctrl-C cancels the running games and prints the partial result.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import secrets
@@ -33,102 +34,16 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
-from xml.etree.ElementTree import Element
+from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredList, ensureDeferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
-from twisted.internet.error import ProcessDone
-from twisted.internet.protocol import Factory, ProcessProtocol, Protocol
+from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
-from twisted.python.failure import Failure
 
-from velhanet.socha.adminprotocol import TEAMS, AdminError, AdminProtocol, Command
+from velhanet.socha.adminprotocol import TEAMS, AdminError
+from velhanet.socha.matchgame import GameWatcher, PlayerProcess
 from velhanet.socha.matchstats import GameResult, commandLine, gameSeed, otherTeam, report, sides, statsOf, summary
-from velhanet.socha.wire import render, tag
-
-
-class GameWatcher(AdminProtocol):
-    """``prepare --observe`` that keeps what a match needs: codes, packets, move times, the result."""
-
-    def __init__(self, password: str, names: tuple[str, str], timeouts: bool, clock: Any) -> None:
-        command = Command("prepare", names=names, timeouts=timeouts, observe=True)
-        super().__init__(password, command, clock, say=lambda line: None, timeout=30)
-        self.reserved: Deferred[list[str]] = Deferred()
-        self.packets: list[str] = []
-        self.moments: list[float] = []
-        self.startTeam = "ONE"
-        self.players = 0
-        self.errors: list[str] = []
-        self.result: Element | None = None
-
-    def handle(self, message: Element) -> None:
-        if message.tag == "joinedGameRoom":
-            self.players = int(message.get("playerCount", "0"))
-        if message.tag == "room":
-            self.packets.append(render(message))
-            data = message.find("data")
-            kind = data.get("class") if data is not None else None
-            if kind == "memento" and data is not None:
-                state = data.find("state")
-                self.startTeam = state.get("startTeam", "ONE") if state is not None else "ONE"
-                self.moments.append(time.monotonic())
-            elif kind == "error" and data is not None:
-                self.errors.append(" ".join(data.get("message", "").split()))
-            elif kind == "result":
-                self.result = data
-        super().handle(message)
-        if message.tag == "prepared" and not self.reserved.called:
-            self.reserved.callback([r.text or "" for r in message.findall("reservation")])
-
-    def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
-        super().connectionLost(reason)
-        if not self.reserved.called:
-            self.reserved.errback(AdminError("the server prepared no room"))
-
-    @property
-    def started(self) -> bool:
-        return bool(self.moments)
-
-    def teamToMove(self) -> str:
-        """The team whose move is awaited after the mementos seen so far."""
-        start = self.startTeam if self.startTeam in TEAMS else "ONE"
-        other = TEAMS[1 - TEAMS.index(start)]
-        return start if (len(self.moments) - 1) % 2 == 0 else other
-
-    def cancel(self) -> None:
-        if not self._finished and self.roomId:
-            self._write([tag("cancel", {"roomId": self.roomId})])
-
-
-class PlayerProcess(ProcessProtocol):
-    """One player program; its output goes to ``log`` (or nowhere)."""
-
-    def __init__(self, log: IO[bytes] | None) -> None:
-        self.log = log
-        self.status: int | None = None
-        self.ended: Deferred[int] = Deferred()
-
-    def outReceived(self, data: bytes) -> None:
-        if self.log is not None:
-            self.log.write(data)
-
-    errReceived = outReceived
-
-    def processEnded(self, reason: Failure) -> None:
-        self.status = 0 if reason.check(ProcessDone) else int(getattr(reason.value, "exitCode", None) or -1)
-        if self.log is not None:
-            self.log.close()
-        self.ended.callback(self.status)
-
-    killed = False
-    """Still running when the runner stopped it."""
-
-    def stop(self, signal: str = "KILL") -> None:
-        if self.status is None and self.transport is not None:
-            self.killed = True
-            with contextlib.suppress(Exception):  # it ended meanwhile
-                self.transport.signalProcess(signal)
 
 
 class Match:
@@ -146,9 +61,13 @@ class Match:
         if self.logDir is not None:
             self.logDir.mkdir(parents=True, exist_ok=True)
 
+    finished = False
+    """Every game is over (the server may stop now)."""
+
     async def run(self) -> list[GameResult]:
         workers = [ensureDeferred(self.worker()) for _ in range(max(1, self.arguments.parallel))]
         await DeferredList(workers, consumeErrors=True)
+        self.finished = True
         return sorted(self.results, key=lambda result: result.game)
 
     def interrupt(self) -> None:
@@ -159,20 +78,39 @@ class Match:
     async def worker(self) -> None:
         while not self.stopping and self.next < self.arguments.games:
             game, self.next = self.next, self.next + 1
+            packets = ""
             try:
-                result = await self.play(game)
-            except AdminError as error:
-                result = GameResult(game, sides(game)[0], void=True, reason=f"admin: {error}", lossKind="void")
-            if self.stopping and result.lossKind == "cancelled":
-                continue  # interrupted by Ctrl-C: not a game
-            self.results.append(result)
-            self.progress()
+                result, packets = await self.play(game)
+            except Exception as error:  # AdminError, or the server cannot be reached: this game is void
+                reason = f"admin: {error}" if isinstance(error, AdminError) else f"server unreachable: {error}"
+                result = GameResult(game, sides(game)[0], void=True, reason=reason, lossKind="void")
+            if not (self.stopping and result.lossKind == "cancelled"):  # else interrupted by Ctrl-C: not a game
+                self.results.append(result)
+                self.writeSummary(interrupted=False)
+                self.progress()
+            if self.logDir is not None and packets:
+                # After summary.json: a replay that finds the log finds its answer times too.
+                xml = "<protocol>\n" + packets + "\n</protocol>\n"
+                (self.logDir / f"game-{game:04d}.xml").write_text(xml, encoding="utf-8")
 
-    async def play(self, game: int) -> GameResult:
+    def summaryData(self, interrupted: bool) -> dict[str, Any]:
+        commands = (self.arguments.command1, self.arguments.command2)
+        results = sorted(self.results, key=lambda result: result.game)
+        return summary(results, commands, self.arguments.games, interrupted)
+
+    def writeSummary(self, interrupted: bool) -> None:
+        """``summary.json`` as it stands, rewritten after each game (replaced at once, never half written)."""
+        if self.logDir is not None:
+            partial = self.logDir / "summary.json.partial"
+            partial.write_text(json.dumps(self.summaryData(interrupted), indent=2) + "\n", encoding="utf-8")
+            os.replace(partial, self.logDir / "summary.json")
+
+    async def play(self, game: int) -> tuple[GameResult, str]:
+        """Play one game; its result and its room packets (the XML log's content)."""
         a = self.arguments
         order = sides(game)
         names = (f"p{order[0] + 1}", f"p{order[1] + 1}")
-        watcher = GameWatcher(self.password, names, not a.no_timeout, self.reactor)
+        watcher = GameWatcher(self.password, names, not a.no_timeout, self.reactor, gameSeed(a.seed, game))
         await connectProtocol(TCP4ClientEndpoint(self.reactor, self.host, self.port, timeout=10), watcher)
         codes = await watcher.reserved
         self.watchers.add(watcher)
@@ -200,7 +138,8 @@ class Match:
 
         def crashedIfNoResult(player: int, status: int) -> None:
             if watcher.result is None and not done.called:
-                crashed.append(player)
+                # Every player gone by now: when both are, neither lost to the other.
+                crashed.extend(p for p in (0, 1) if players[p].status is not None)
                 watcher.cancel()
 
         timers = [
@@ -216,15 +155,11 @@ class Match:
             if process.status is None:
                 self.reactor.callLater(a.grace, process.stop)
         await DeferredList([process.ended for process in players], consumeErrors=True)
-        result = self.judge(game, watcher, players, crashed)
-        if self.logDir is not None:
-            xml = "<protocol>\n" + "".join(watcher.packets) + "\n</protocol>\n"
-            (self.logDir / f"game-{game:04d}.xml").write_text(xml, encoding="utf-8")
-        return result
+        return self.judge(game, watcher, players, crashed), "".join(watcher.packets)
 
     def judge(self, game: int, watcher: GameWatcher, players: list[PlayerProcess], crashed: list[int]) -> GameResult:
         order = sides(game)
-        result = GameResult(game, order[0], moves=max(len(watcher.moments) - 1, 0))
+        result = GameResult(game, order[0], moves=max(len(watcher.moments) - 1, 0), position=watcher.position)
         for turn in range(1, len(watcher.moments)):
             mover = order[TEAMS.index(watcher.startTeam if turn % 2 == 1 else otherTeam(watcher.startTeam))]
             result.answerTimes[mover].append(watcher.moments[turn] - watcher.moments[turn - 1])
@@ -235,6 +170,11 @@ class Match:
             status = players[loser].status
             result.winner, result.lossKind = 1 - loser, "crash"
             result.reason = f"p{loser + 1} exited with status {status} before the game ended"
+            return result
+        if len(set(crashed)) == 2:
+            statuses = " and ".join(str(process.status) for process in players)
+            result.void, result.lossKind = True, "void"
+            result.reason = f"both players exited before the game ended (status {statuses})"
             return result
         team = winner.get("team") if winner is not None else None
         regular = winner is not None and winner.get("regular", "true") == "true"
@@ -299,12 +239,23 @@ def matchParser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--password", default=None, help="the --server's admin password (default: %(default)s)")
     parser.add_argument(
-        "--seed", type=int, default=0, help="the first {seed}; pairs of games share one (default: %(default)s)"
+        "--seed",
+        type=int,
+        default=0,
+        help="the first pair's seed: the {seed} of both players and the start position; each pair of games "
+        "shares one, the next pair adds 1 (default: %(default)s)",
     )
     parser.add_argument(
         "--log-dir", default=None, help="where game XML logs and summary.json go (default: %(default)s)"
     )
     parser.add_argument("--no-timeout", action="store_true", help="no move time limits (default: off)")
+    parser.add_argument(
+        "--web",
+        default=None,
+        metavar="ENDPOINT",
+        help="watch the games live: the started server's spectators' site on this endpoint, a bare port "
+        "on 127.0.0.1 only; not with --server (default: off)",
+    )
     parser.add_argument(
         "--grace", type=float, default=3.0, help="seconds a result may follow a player's exit (default: %(default)s)"
     )
@@ -322,7 +273,24 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     arguments = parser.parse_args(argv)
     if arguments.server and not arguments.password:
         parser.error("--server needs --password")
+    if arguments.server and arguments.web:
+        parser.error("--web is for the server socha-match starts; a --server has its own")
+    if not 0 <= arguments.seed < 10**17:
+        parser.error(f"--seed must be a number from 0 to 10**17 - 1, not {arguments.seed}")
     return arguments
+
+
+def serverCommand(arguments: argparse.Namespace, port: int, password: str) -> list[str]:
+    """The ``twistd -n socha-server`` the runner starts (``--web``: prepared games shown, they are the match)."""
+    twistd = "from twisted.scripts.twistd import run; run()"
+    listen = f"tcp:{port}:interface=127.0.0.1"
+    argv = [sys.executable, "-c", twistd, "-n", "--pidfile=", "-l", "-", "socha-server", "--listen", listen]
+    argv += ["--password", password]
+    if arguments.no_timeout:
+        argv.append("--no-timeout")
+    if arguments.web:
+        argv += ["--web", arguments.web, "--web-show-prepared"]
+    return argv
 
 
 async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str, int, str, PlayerProcess | None]:
@@ -333,12 +301,7 @@ async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str,
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
     password = secrets.token_hex(8)
-    twistd = "from twisted.scripts.twistd import run; run()"
-    listen = f"tcp:{port}:interface=127.0.0.1"
-    argv = [sys.executable, "-c", twistd, "-n", "--pidfile=", "-l", "-", "socha-server", "--listen", listen]
-    argv += ["--password", password]
-    if arguments.no_timeout:
-        argv.append("--no-timeout")
+    argv = serverCommand(arguments, port, password)
     logDir = Path(arguments.log_dir) if arguments.log_dir else None
     if logDir is not None:
         logDir.mkdir(parents=True, exist_ok=True)
@@ -346,7 +309,8 @@ async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str,
     reactor.spawnProcess(server, sys.executable, argv, env=dict(os.environ))
     for _ in range(400):
         if server.status is not None:
-            raise AdminError(f"the server exited with status {server.status}")
+            said = server.lastLine()
+            raise AdminError(f"the server exited with status {server.status}" + (f": {said}" if said else ""))
         try:
             listening = await TCP4ClientEndpoint(reactor, "127.0.0.1", port, timeout=1).connect(
                 Factory.forProtocol(Protocol)
@@ -375,18 +339,29 @@ async def run(reactor: Any, arguments: argparse.Namespace) -> None:
         reactor.callFromThread(match.interrupt)
 
     signal.signal(signal.SIGINT, onSignal)
+    serverGone: list[str] = []
+
+    def ended(status: int) -> None:
+        if not match.finished:
+            said = server.lastLine() if server is not None else ""
+            serverGone.append(f"socha-match: the server exited with status {status}" + (f": {said}" if said else ""))
+            match.interrupt()
+
+    if server is not None:
+        server.ended.addCallback(ended)
     try:
         results = await match.run()
     finally:
         if server is not None:
             server.stop("TERM")
             await server.ended
-    data = summary(results, (arguments.command1, arguments.command2), arguments.games, interrupted)
     print("", file=sys.stderr)
-    for line in report(data, results):
+    for line in report(match.summaryData(interrupted), results):
         print(line, flush=True)
-    if match.logDir is not None:
-        (match.logDir / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    match.writeSummary(interrupted or bool(serverGone))
+    if serverGone:
+        print(serverGone[0], file=sys.stderr)
+        raise SystemExit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

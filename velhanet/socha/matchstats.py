@@ -172,6 +172,19 @@ def gameSeed(seed: int, game: int) -> int:
     return seed + game // 2
 
 
+def pairedPositions(results: list[GameResult]) -> tuple[int, int]:
+    """Of the pairs of games (2k, 2k+1) both played: how many shared their start position, how many did not."""
+    positions = {r.game: r.position for r in results if r.position}
+    same = different = 0
+    for game, position in positions.items():
+        if game % 2 == 0 and game + 1 in positions:
+            if positions[game + 1] == position:
+                same += 1
+            else:
+                different += 1
+    return same, different
+
+
 def commandLine(template: str, host: str, port: int, reservation: str, seed: int) -> list[str]:
     values = {"{host}": host, "{port}": str(port), "{reservation}": reservation, "{seed}": str(seed)}
     words = shlex.split(template)
@@ -193,6 +206,8 @@ class GameResult:
     lossKind: str = ""
     """``time``, ``rule``, ``crash``, ``no-join``, ``deadline``, ``irregular`` or ``""`` (a regular end)."""
     moves: int = 0
+    position: str = ""
+    """The start position's fingerprint (the same for both games of a pair on a server that keeps seeds)."""
     answerTimes: list[list[float]] = field(default_factory=lambda: [[], []])
 
     def pointsOf(self, player: int) -> float:
@@ -239,6 +254,7 @@ def summary(results: list[GameResult], commands: tuple[str, str], requested: int
         "void_games": [{"game": r.game, "reason": r.reason} for r in results if r.void],
         "interrupted": interrupted,
         "stats_player1": stats.asDict(),
+        "position_pairs": dict(zip(("same", "different"), pairedPositions(results), strict=True)),
         "players": players,
         "games": [asdict(r) for r in results],
     }
@@ -263,6 +279,14 @@ def report(data: dict[str, Any], results: list[GameResult]) -> list[str]:
         if player["average_answer_s"] is not None:
             average, worst = player["average_answer_s"] * 1000, player["worst_answer_s"] * 1000
             lines.append(f"  answer time: average {average:.1f} ms, worst {worst:.1f} ms (as seen by an observer)")
+    same, different = data["position_pairs"]["same"], data["position_pairs"]["different"]
+    if different:
+        lines.append(
+            f"start positions: {different} of {same + different} pairs of games had different ones "
+            "(the server ignores <prepare seed>: sides were swapped, positions were not)"
+        )
+    elif same:
+        lines.append(f"start positions: each of {same} played from both sides")
     lines.extend(f"game {void['game']} void: {void['reason']}" for void in data["void_games"])
     if data["interrupted"]:
         lines.append(f"interrupted: {data['games_played']} of {data['games_requested']} games")

@@ -28,9 +28,11 @@ class SochaService(MultiService):
     def __init__(self, factory: SochaFactory, listening: IService, web: IService | None = None) -> None:
         super().__init__()
         self.factory = factory
-        listening.setServiceParent(self)
         if web is not None:
+            # The site listens first: a server whose site cannot listen never takes a player
+            # (socha-match knows the server is up when the game port answers).
             web.setServiceParent(self)
+        listening.setServiceParent(self)
 
     def stopService(self) -> Deferred[list[object]]:
         stopped: Deferred[object] = super().stopService()

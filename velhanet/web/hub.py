@@ -1,47 +1,30 @@
 """What the spectators' site knows about the games: the hub the rooms report to, and the streams.
 
-The rooms report through a narrow interface, one call per fact: a game
-started (L{GameWatcher.started}), a move was played, the game ended
-(L{WatchedGame.moved}, L{WatchedGame.ended}). A server run without ``--web``
-gets L{NO_WATCHER}, whose calls do nothing. With ``--web`` and nobody
-watching, a move costs one small record appended to a list: the board is
-drawn only when a spectator needs it, at most once per move for all of
-them (L{GameRecord.svg}), and each event is encoded once and the same bytes
-written to every stream.
+The rooms report through a narrow interface, one call per fact: a game started (L{GameWatcher.started}), a
+move was played, the game ended (L{WatchedGame.moved}, L{WatchedGame.ended}). A server run without ``--web``
+gets L{NO_WATCHER}, whose calls do nothing. With ``--web`` and nobody watching, a move costs one small record
+appended to a list: the board is drawn only when a spectator needs it, at most once per move for all of them
+(L{GameRecord.svg}), and each event is encoded once and the same bytes written to every stream.
 
-Why server-sent events rather than WebSocket: the updates go one way only
-(a spectator never sends anything, which is also what keeps the site
-read-only); they are plain HTTP, so they pass proxies and need no upgrade
-handshake nor a WebSocket implementation (Twisted has none built in);
-``twisted.web`` streams them with C{request.write} on a response that never
-finishes; and the browser's C{EventSource} reconnects by itself, which is
-what makes dropping a spectator who cannot keep up harmless (below).
-
-A slow or stuck browser never delays a game: each L{Stream} is an
-C{IPushProducer} registered on its request, so when the kernel's send buffer
-and the transport's buffer are full the transport pauses it; while paused it
-keeps at most C{backlog} events, and one more drops the spectator (the
-connection is aborted). Dropping rather than coalescing is the decision:
-the browser's C{EventSource} reconnects, and the first event of every
-connection is a snapshot of the whole game, which *is* the coalesced
-backlog, rebuilt from the hub rather than kept per spectator. A spectator
-thus costs at most C{backlog} shared event strings plus the transport's own
-buffer, whatever the game does.
+Why server-sent events rather than WebSocket: the updates go one way only (a spectator never sends anything,
+which is also what keeps the site read-only); they are plain HTTP, so they pass proxies and need no upgrade
+handshake nor a WebSocket implementation (Twisted has none built in); ``twisted.web`` streams them with
+C{request.write} on a response that never finishes; and the browser's C{EventSource} reconnects by itself,
+which is what makes dropping a spectator who cannot keep up harmless (L{velhanet.web.stream}).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from twisted.internet.interfaces import IDelayedCall, IPushProducer, IReactorTime
-from twisted.logger import Logger
-from zope.interface import implementer
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
-log = Logger(namespace="velhanet.web")
+from velhanet.web.stream import Request, Stream
 
 BACKLOG = 64
 """Events a paused spectator may have waiting before it is dropped."""
@@ -50,7 +33,7 @@ MAX_SPECTATORS = 256
 """Open event streams at most; one more is answered 503."""
 
 KEEP_FINISHED = 32
-"""Finished games the site still shows (the oldest is forgotten first)."""
+"""Finished games the site still shows (the oldest is forgotten first); replayed games are never forgotten."""
 
 BOARD_INTERVAL = 0.25
 """Seconds between two boards sent for one game (the moves themselves go at once)."""
@@ -109,8 +92,11 @@ def event(name: str, payload: object) -> bytes:
 class Move:
     number: int
     text: str
-    seconds: float
-    """Since the previous move (or the start), as the server saw it."""
+    seconds: float | None
+    """Since the previous move (or the start), as the server saw it; None when a log does not say."""
+
+    def row(self) -> list[Any]:
+        return [self.number, self.text, None if self.seconds is None else round(self.seconds, 3)]
 
 
 @dataclass(eq=False)
@@ -131,6 +117,8 @@ class GameRecord:
     streams: set[Stream] = field(default_factory=set)
     _svg: tuple[int, str] | None = None
     _boardTimer: IDelayedCall | None = None
+    boardAt: Callable[[int], str] | None = None
+    """A replayed game's board after any number of moves (0: the start), as SVG."""
 
     @property
     def state(self) -> str:
@@ -139,14 +127,11 @@ class GameRecord:
     def svg(self) -> str:
         """The board after the last move, drawn at most once per move whoever asks.
 
-        Spectators get each move at once (a line of text) and the board at most
-        every L{GameHub.boardInterval}: a chess board is about 5 ms and 30 kB of
-        SVG, too much for every move of a game between bots.
+        Spectators get each move at once (a line of text) and the board at most every L{GameHub.boardInterval}:
+        a chess board is about 5 ms and 30 kB of SVG, too much for every move of a game between bots.
         """
-        count = len(self.moves)
-        if self._svg is None or self._svg[0] != count:
-            drawn = self.render() if self.render is not None else ""
-            self._svg = (count, drawn)
+        if self._svg is None or self._svg[0] != len(self.moves):
+            self._svg = (len(self.moves), self.render() if self.render is not None else "")
         return self._svg[1]
 
     def summary(self) -> dict[str, Any]:
@@ -163,11 +148,7 @@ class GameRecord:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole game so far: what a late spectator gets first."""
-        return dict(
-            self.summary(),
-            moveList=[[m.number, m.text, round(m.seconds, 3)] for m in self.moves],
-            svg=self.svg(),
-        )
+        return dict(self.summary(), moveList=[m.row() for m in self.moves], svg=self.svg(), steps=bool(self.boardAt))
 
     def moved(self, text: str) -> None:
         if self.result is not None:
@@ -177,7 +158,7 @@ class GameRecord:
         self.moves.append(move)
         self.lastMoveAt = now
         if self.streams:
-            self._send(event("move", {"move": [move.number, move.text, round(move.seconds, 3)]}))
+            self._send(event("move", {"move": move.row()}))
             if self._boardTimer is None:
                 self._boardTimer = self.hub.clock.callLater(self.hub.boardInterval, self._sendBoard)
         self.hub.changed(self, urgent=False)
@@ -202,78 +183,13 @@ class GameRecord:
             return
         self.result = result
         self.stopBoard()
-        # The final board is drawn only if someone asks: a server where nobody watches ends
-        # dozens of games a second, and a chess board is 5 ms. ``render`` keeps the final
-        # position (the rooms' renderers hold the board or game, not the players), for at
-        # most L{GameHub.keepFinished} games.
+        # The final board is drawn only if someone asks: a server where nobody watches ends dozens of games a
+        # second, and a chess board is 5 ms. ``render`` keeps the final position (the rooms' renderers hold the
+        # board or game, not the players), for at most L{GameHub.keepFinished} games.
         if self.streams:
             self._send(event("end", {"result": result, "moves": len(self.moves), "svg": self.svg()}))
         self.hub.changed(self)
         self.hub.finished(self)
-
-
-class Request(Protocol):
-    """What a L{Stream} needs of a C{twisted.web} request."""
-
-    def write(self, data: bytes) -> None: ...
-
-    def registerProducer(self, producer: Any, streaming: bool) -> None: ...
-
-    def unregisterProducer(self) -> None: ...
-
-
-@implementer(IPushProducer)
-class Stream:
-    """One spectator's event stream, written through the transport's back-pressure.
-
-    ``abort`` closes the connection at once (a stuck spectator's transport
-    would otherwise keep its buffer until TCP gives up).
-    """
-
-    def __init__(self, request: Request, abort: Callable[[], None], forget: Callable[[Stream], None], backlog: int):
-        self.request = request
-        self.abort = abort
-        self.forget = forget
-        self.backlog = backlog
-        self.pending: deque[bytes] = deque()
-        self.paused = False
-        self.closed = False
-        request.registerProducer(self, True)
-
-    def send(self, data: bytes) -> None:
-        if self.closed:
-            return
-        if self.paused or self.pending:
-            if len(self.pending) >= self.backlog:
-                log.info("spectator dropped: {count} events waiting", count=len(self.pending))
-                self.drop()
-                return
-            self.pending.append(data)
-            return
-        self.request.write(data)
-
-    def pauseProducing(self) -> None:
-        self.paused = True
-
-    def resumeProducing(self) -> None:
-        self.paused = False
-        while self.pending and not self.paused and not self.closed:
-            self.request.write(self.pending.popleft())
-
-    def stopProducing(self) -> None:
-        """The connection is gone."""
-        self._close()
-
-    def drop(self) -> None:
-        self._close()
-        self.request.unregisterProducer()
-        self.abort()
-
-    def _close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.pending.clear()
-            self.forget(self)
 
 
 class GameHub:
@@ -305,10 +221,31 @@ class GameHub:
         self, family: str, gameType: str, players: Iterable[str], render: Callable[[], str], hidden: bool = False
     ) -> WatchedGame:
         now = self.clock.seconds()
-        gameId = str(self._nextId)
+        return self._add(GameRecord(self, "", family, gameType, tuple(players), now, render, hidden, lastMoveAt=now))
+
+    def replayed(
+        self,
+        family: str,
+        gameType: str,
+        players: Iterable[str],
+        moves: Sequence[tuple[str, float | None]],
+        result: str,
+        boardAt: Callable[[int], str],
+        startedAt: float | None = None,
+    ) -> GameRecord:
+        """A game already over (from a log), never forgotten: ``boardAt(n)`` draws the board after n moves."""
+        drawn = functools.lru_cache(maxsize=8)(boardAt)  # the last boards asked for: stepping back redraws none
+        count = len(moves)
+        begun = self.clock.seconds() if startedAt is None else startedAt
+        record = GameRecord(self, "", family, gameType, tuple(players), begun, lambda: drawn(count), False)
+        record.moves = [Move(number, text, seconds) for number, (text, seconds) in enumerate(moves, 1)]
+        record.result, record.boardAt = result, drawn
+        return self._add(record)
+
+    def _add(self, record: GameRecord) -> GameRecord:
+        record.gameId = str(self._nextId)
         self._nextId += 1
-        record = GameRecord(self, gameId, family, gameType, tuple(players), now, render, hidden, lastMoveAt=now)
-        self.games[gameId] = record
+        self.games[record.gameId] = record
         self.changed(record)
         return record
 

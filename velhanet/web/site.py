@@ -4,6 +4,7 @@ Paths (anything else is a 404 in plain text):
 
 - ``/``: the list of games; ``/events``: its event stream;
 - ``/game/<id>``: one game; ``/game/<id>/events``: its event stream;
+- ``/game/<id>/board/<n>``: a replayed game's board after ``n`` moves, as SVG (0: the start position);
 - ``/static/style.css``, ``/static/watch.js``: served from the package.
 
 Read-only by construction: every resource renders GET (and HEAD) only, so
@@ -26,7 +27,8 @@ from typing import Any
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 
-from velhanet.web.hub import GameHub, Stream
+from velhanet.web.hub import GameHub, GameRecord
+from velhanet.web.stream import Stream
 
 
 def _asset(name: str) -> bytes:
@@ -153,8 +155,20 @@ class ListEvents(_Watched):
         return NOT_DONE_YET
 
 
+def _board(request: Request, record: GameRecord, step: bytes) -> bytes:
+    """A replayed game's board after ``step`` moves; a 404 for a live game or a step it does not have."""
+    n = int(step) if step.isdigit() and len(step) <= 6 else -1
+    if record.boardAt is None or not 0 <= n <= len(record.moves):
+        return _plain(request, 404, "404 Not Found: no such board")
+    request.setHeader(b"content-type", b"image/svg+xml; charset=utf-8")
+    request.setHeader(b"cache-control", b"no-cache")
+    request.setHeader(b"x-content-type-options", b"nosniff")
+    request.setHeader(b"content-security-policy", CONTENT_SECURITY_POLICY)
+    return record.boardAt(n).encode("utf-8")
+
+
 class GamePage(_Watched):
-    """``/game/<id>`` and ``/game/<id>/events``."""
+    """``/game/<id>``, ``/game/<id>/events`` and ``/game/<id>/board/<n>``."""
 
     def render_GET(self, request: Request) -> object:
         path = request.postpath or []
@@ -164,6 +178,8 @@ class GamePage(_Watched):
             return _plain(request, 404, f"404 Not Found: no game {gameId[:40]!r} on this server")
         if path[1:] in ([], [b""]):
             return _html(request, GAME)
+        if len(path) == 3 and path[1] == b"board":
+            return _board(request, record, path[2])
         if path[1:] != [b"events"]:
             return _plain(request, 404, "404 Not Found: no such page")
         if _openStream(request, self.hub, self.perAddress):

@@ -1,5 +1,6 @@
 // The spectators' pages: one EventSource each, no framework. Every name a player chose goes into
-// the page as text (textContent), never as markup; only the board's SVG, drawn by the server, is markup.
+// the page as text (textContent), never as markup; only the board's SVG, drawn by the server, is markup
+// (from the event stream, or for a replayed game from this site's /game/<id>/board/<n>).
 "use strict";
 (function () {
   const status = document.getElementById("status");
@@ -56,11 +57,13 @@
     const board = document.getElementById("board");
     const moves = document.getElementById("moves");
     const result = document.getElementById("result");
+    const base = location.pathname.replace(/\/$/, "");
+    let replay = null;
     function seconds(s) { return s.toFixed(s < 10 ? 2 : 1) + " s"; }
     function addMove(m) {
       const li = text("li", m[1]);
       li.value = m[0];
-      li.appendChild(text("span", seconds(m[2]), "time"));
+      if (m[2] !== null) li.appendChild(text("span", seconds(m[2]), "time"));
       moves.appendChild(li);
       moves.dataset.count = String(moves.children.length);
       li.scrollIntoView({ block: "nearest" });
@@ -70,16 +73,86 @@
       board.dataset.moves = String(count); // the board is after this many moves
     }
     function ended(r) { result.textContent = r; document.body.dataset.state = "over"; }
-    connect(location.pathname.replace(/\/$/, "") + "/events", {
+
+    // A replayed game: the board after any move, fetched from the server when asked for.
+    function stepper(total) {
+      const buttons = {};
+      for (const name of ["first", "previous", "play", "next", "last"]) {
+        buttons[name] = document.getElementById("step-" + name);
+      }
+      const at = document.getElementById("step-at");
+      let current = total;
+      let asked = 0; // only the latest board asked for is shown, whatever order the answers come in
+      let timer = null;
+      function mark(n) {
+        current = n;
+        at.textContent = "move " + n + " of " + total;
+        for (const li of moves.children) li.classList.toggle("current", li.value === n);
+        if (n > 0 && moves.children[n - 1]) moves.children[n - 1].scrollIntoView({ block: "nearest" });
+        buttons.first.disabled = buttons.previous.disabled = n === 0;
+        buttons.next.disabled = buttons.last.disabled = n === total;
+      }
+      function show(n) {
+        n = Math.max(0, Math.min(total, n));
+        mark(n);
+        const ticket = ++asked;
+        fetch(base + "/board/" + n)
+          .then((r) => (r.ok ? r.text() : Promise.reject(new Error("HTTP " + r.status))))
+          .then((svg) => { if (ticket === asked) showBoard(svg, n); },
+            (e) => { if (ticket === asked) status.textContent = "board after move " + n + " not loaded: " + e.message; });
+      }
+      function pause() {
+        if (timer !== null) clearInterval(timer);
+        timer = null;
+        buttons.play.textContent = "play";
+      }
+      function go(n) { pause(); show(n); }
+      function playOrPause() {
+        if (timer !== null) { pause(); return; }
+        if (current >= total) show(0);
+        buttons.play.textContent = "pause";
+        timer = setInterval(() => { show(current + 1); if (current >= total) pause(); }, 600);
+      }
+      buttons.first.addEventListener("click", () => go(0));
+      buttons.previous.addEventListener("click", () => go(current - 1));
+      buttons.next.addEventListener("click", () => go(current + 1));
+      buttons.last.addEventListener("click", () => go(total));
+      buttons.play.addEventListener("click", playOrPause);
+      moves.addEventListener("click", (e) => {
+        const li = e.target.closest("li");
+        if (li && li.parentElement === moves) go(li.value);
+      });
+      document.addEventListener("keydown", (e) => {
+        if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+        const to = { ArrowLeft: current - 1, ArrowRight: current + 1, Home: 0, End: total }[e.key];
+        if (to === undefined) return;
+        e.preventDefault();
+        go(to);
+      });
+      document.body.classList.add("replay");
+      document.getElementById("steps").hidden = false;
+      return { mark, current: () => current };
+    }
+
+    connect(base + "/events", {
       snapshot: (g) => {
         document.getElementById("title").textContent = g.players.join(" – ") + " (" + g.gameType + ")";
         document.title = "velhanet: " + g.players.join(" – ");
-        showBoard(g.svg, g.moves);
         moves.replaceChildren();
         moves.dataset.count = "0";
         g.moveList.forEach(addMove);
         document.body.dataset.state = g.state;
         if (g.result) ended(g.result);
+        if (!g.steps) {
+          showBoard(g.svg, g.moves);
+        } else if (replay === null) { // the final position first, as it came with the game
+          replay = stepper(g.moves);
+          showBoard(g.svg, g.moves);
+          replay.mark(g.moves);
+        } else { // a reconnection: the board shown stays, the move list was rebuilt
+          replay.mark(replay.current());
+        }
+        if (g.steps) status.textContent = "replay";
       },
       move: (m) => addMove(m.move),
       board: (b) => showBoard(b.svg, b.moves),
