@@ -294,6 +294,7 @@ class EndToEndTests(SynchronousTestCase):
         self.assertGreater(stats["score"], 0.5, output)
         self.assertTrue(stats["significant"], output)
         self.assertIn("p1 is significantly stronger", output)
+        self.assertEqual(data["position_pairs"], {"same": 10, "different": 0}, "each position from both sides")
 
     def test_playerThatHangsMidGameLosesOnTimeAndTheMatchGoesOn(self) -> None:
         """A real ``socha`` player that joins, then never answers a move request: the server's hard

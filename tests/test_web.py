@@ -9,6 +9,7 @@ connection, without a socket.
 from __future__ import annotations
 
 import json
+import subprocess
 from typing import Any
 
 from twisted.internet.address import IPv4Address
@@ -16,6 +17,7 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.trial.unittest import SynchronousTestCase
 
+from tests.processes import python
 from tests.test_gambit import RecordingPlayer
 from velhanet.gambit.room import RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
@@ -447,3 +449,26 @@ class ReplayTests(HubTestCase):
         record.ended("two wins")
         self.assertEqual((len(record.moves), record.result), (3, "one wins"))
         self.assertEqual(self.clock.getDelayedCalls(), [])
+
+
+class ImportCostTests(SynchronousTestCase):
+    """A server without ``--web`` does not load the site (``twisted.web``, ``chess.svg``): megabytes per process."""
+
+    def test_noSiteModulesWithoutWeb(self) -> None:
+        script = (
+            "import sys\n"
+            "from twisted.internet.task import Clock\n"
+            "from velhanet.gambit.tap import Options\n"
+            "from velhanet.gambit.service import makeService\n"
+            "from velhanet.socha import service as socha, tap as sochaTap\n"
+            "for tap, make in ((Options, makeService), (sochaTap.Options, socha.makeService)):\n"
+            "    options = tap()\n"
+            "    options.parseOptions(['--listen', 'tcp:0:interface=127.0.0.1'])\n"
+            "    make(options, Clock())\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('twisted.web', 'chess.svg', 'velhanet.web.site'))))\n"
+        )
+        output = subprocess.run(python("-c", script), capture_output=True, text=True, timeout=60, check=True).stdout
+        self.assertEqual(output.strip(), "[]")
+        withWeb = script.replace("'tcp:0:interface=127.0.0.1']", "'tcp:0:interface=127.0.0.1', '--web', '0']")
+        output = subprocess.run(python("-c", withWeb), capture_output=True, text=True, timeout=60, check=True).stdout
+        self.assertIn("'twisted.web.server'", output)

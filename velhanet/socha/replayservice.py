@@ -26,8 +26,7 @@ from velhanet.startup import StartupReport
 from velhanet.tracing import orGlobalReactor
 from velhanet.web.boards import piranhasBoard
 from velhanet.web.hub import GameHub
-from velhanet.web.service import WebService
-from velhanet.web.site import webEndpoint
+from velhanet.web.site import WebService, webEndpoint
 
 log = Logger(namespace="velhanet.socha.replay")
 

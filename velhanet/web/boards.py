@@ -8,7 +8,6 @@ never on a move nobody watches. Each drawing scales to its container
 from __future__ import annotations
 
 import chess
-import chess.svg
 
 from velhanet.games.kinarow import KInARowState
 from velhanet.games.piranhas import SIZE, SQUID, teamOf, weightOf
@@ -20,6 +19,8 @@ COLOURS = ("#c0392b", "#2563eb")
 
 def chessBoard(board: chess.Board) -> str:
     """The chess library's own board; the last move marked when the board still knows it."""
+    import chess.svg  # here: it brings xml.etree, which a server nobody watches never needs
+
     last = board.peek() if board.move_stack else None
     check = board.king(board.turn) if board.is_check() else None
     return chess.svg.board(board, lastmove=last, check=check)

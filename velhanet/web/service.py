@@ -1,4 +1,10 @@
-"""``--web ENDPOINT`` for every family's service: the hub the rooms report to, and the site's listener."""
+"""``--web ENDPOINT`` for every family's service: the hub the rooms report to, and the site's listener.
+
+The site (``twisted.web``, the HTTP and e-mail modules it pulls in, and the
+chess library's SVG drawing) is imported only when ``--web`` is given: a
+server without it does not carry those modules, several megabytes of a
+process that a class runs with hundreds of connections.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,8 @@ from typing import Any
 
 from twisted.application.service import IService
 
-from velhanet.startup import ListeningService, StartupReport
+from velhanet.startup import StartupReport
 from velhanet.web.hub import NO_WATCHER, GameHub, GameWatcher
-from velhanet.web.site import spectatorSite, webEndpoint
 
 WEB_OPTION = [
     "web",
@@ -19,21 +24,11 @@ WEB_OPTION = [
 """The ``--web`` entry of each family's ``optParameters``."""
 
 
-class WebService(ListeningService):
-    """The site's listening port; stopping it leaves no list update scheduled."""
-
-    def __init__(self, hub: GameHub, description: str, reactor: Any, report: StartupReport) -> None:
-        super().__init__(description, spectatorSite(hub), reactor, report, "--web")
-        self.hub = hub
-
-    def stopService(self) -> Any:
-        self.hub.stop()
-        return super().stopService()
-
-
 def webSite(options: Any, reactor: Any, report: StartupReport) -> tuple[GameWatcher, IService | None]:
     """The watcher the rooms report to, and the service of the site (None: ``--web`` not given)."""
     if not options["web"]:
         return NO_WATCHER, None
+    from velhanet.web.site import WebService, webEndpoint
+
     hub = GameHub(reactor)
     return hub, WebService(hub, webEndpoint(options["web"]), reactor, report)

@@ -27,6 +27,7 @@ from typing import Any
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 
+from velhanet.startup import ListeningService, StartupReport
 from velhanet.web.hub import GameHub, GameRecord
 from velhanet.web.stream import Stream
 
@@ -229,3 +230,15 @@ def webEndpoint(value: str) -> str:
     if value.isdigit():
         return f"tcp:{value}:interface=127.0.0.1"
     return value
+
+
+class WebService(ListeningService):
+    """The site's listening port; stopping it leaves no list update scheduled."""
+
+    def __init__(self, hub: GameHub, description: str, reactor: Any, report: StartupReport) -> None:
+        super().__init__(description, spectatorSite(hub), reactor, report, "--web")
+        self.hub = hub
+
+    def stopService(self) -> Any:
+        self.hub.stop()
+        return super().stopService()
