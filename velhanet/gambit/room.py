@@ -21,6 +21,7 @@ from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.games.chessgame import gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
+from velhanet.indexedmachine import indexed
 from velhanet.web.boards import chessBoard
 from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
@@ -192,7 +193,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         _close(core)
 
     waiting.upon(Room._finish).loop().returns(None)
-    return builder.build()
+    return indexed(builder.build())
 
 
 def _close(core: RoomCore) -> None:

@@ -20,6 +20,7 @@ from twisted.logger import Logger
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import PASS, RESIGN, KInARowRules, KInARowState, Place
 from velhanet.gobang.wire import ServerOp, ServerWord
+from velhanet.indexedmachine import indexed
 from velhanet.web.boards import kInARowBoard
 from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
@@ -230,7 +231,7 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         core.end(ServerOp.ABORTED, why)
         inputs._ended()
 
-    return builder.build()
+    return indexed(builder.build())
 
 
 GameMachine = _buildGame()

@@ -20,12 +20,11 @@ Per client, as the official server: ``welcomeMessage`` (its team), the
 player to move; after each valid move the memento again, then the next
 request or ``result`` and ``<left/>`` (players and observers).
 
-Timing, as the official server (``docs/socha.md``, *the timing model*): each
-packet to a player is its own write; the first memento after the welcome and
-the moveRequest after the memento go out L{PACKET_GAP} later, in a read of
-their own. The move clock runs from the moveRequest's write to the move's
-read: over 2000 whole ms is a soft timeout, no move within 10 s a hard one.
-Every timer is the data of the state that waits for it.
+Timing, as the official server (``docs/socha.md``, *the timing model*): each packet to a player is its
+own write; the first memento after the welcome and the moveRequest after the memento go out L{PACKET_GAP}
+later, in a read of their own. The move clock runs from the moveRequest's write to the move's read: over
+2000 whole ms is a soft timeout, no move within 10 s a hard one; every timer is the data of the state that
+waits for it.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from twisted.internet.interfaces import IDelayedCall
 
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.piranhas import TEAM_NAMES
+from velhanet.indexedmachine import indexed
 from velhanet.socha.seats import Client, RoomCore, Slot
 from velhanet.socha.wire import echo, errorPacket, tag
 
@@ -388,7 +388,7 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
     for _early in (starting, announcing):
         _early.upon(Room.move).to(over)(_unrequestedTimed)
 
-    machine = builder.build()
+    machine = indexed(builder.build())
     return machine, lambda core: machine(core, waitingPaused)
 
 

@@ -15,6 +15,7 @@ from typing import Protocol
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall
 
+from velhanet.indexedmachine import indexed
 from velhanet.velha.interfaces import IInviteeLink
 from velhanet.velha.invite import (
     ANSWER_DELAY,
@@ -256,7 +257,7 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
         data.cancel()
         core.link.finished()
 
-    return builder.build()
+    return indexed(builder.build())
 
 
 InviteeMachine = _buildInvitee()

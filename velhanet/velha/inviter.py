@@ -18,6 +18,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall
 from twisted.python.failure import Failure
 
+from velhanet.indexedmachine import indexed
 from velhanet.velha.interfaces import IInviterLink
 from velhanet.velha.invite import (
     CONNECT_DELAY,
@@ -225,7 +226,7 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
     def reconnectFailed(inputs: Inviter, core: InviterCore, data: _Lingering, reason: str) -> None:
         core.link.report("failed", f"could not connect to the new port {core.port}: {reason}")
 
-    return builder.build()
+    return indexed(builder.build())
 
 
 InviterMachine = _buildInviter()

@@ -21,6 +21,7 @@ from typing import Protocol
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
+from velhanet.indexedmachine import indexed
 from velhanet.velha import wire
 from velhanet.velha.interfaces import IDatagramSender, IPresenceListener
 from velhanet.velha.invite import cancelCall
@@ -162,7 +163,7 @@ def _buildPresence() -> TypeMachine[Presence, PresenceCore]:
         for entry in core.roster.expire(probeTime):
             core.listener.peerOffline(entry.nick, "did not answer MSG01 within 15 s")
 
-    return builder.build()
+    return indexed(builder.build())
 
 
 PresenceMachine = _buildPresence()

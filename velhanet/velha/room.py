@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from automat import TypeMachine, TypeMachineBuilder
 
+from velhanet.indexedmachine import indexed
 from velhanet.velha import tolerance
 from velhanet.velha.matchcore import (
     PEER_TIMEOUT,
@@ -374,7 +375,7 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         waiting.upon(Match.localQuit).to(finished)(giveUp)
         waiting.upon(Match.connectionLost).to(finished)(lost)
 
-    return builder.build()
+    return indexed(builder.build())
 
 
 MatchMachine = _buildMatch()
