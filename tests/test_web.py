@@ -91,6 +91,10 @@ class HubTestCase(SynchronousTestCase):
     def open(self, path: bytes, method: bytes = b"GET") -> Browser:
         return Browser(self.hub, self.clock, path, method)
 
+    def otherTimers(self) -> list[Any]:
+        """What is scheduled besides the heartbeat of open streams."""
+        return [call for call in self.clock.getDelayedCalls() if getattr(call, "func", None) != self.hub._beat]
+
 
 class PageTests(HubTestCase):
     def test_listAndGamePages(self) -> None:
@@ -171,7 +175,7 @@ class StreamTests(HubTestCase):
             ["snapshot", "move", "end"],
         )
         self.assertEqual(late.events()[2][1], {"result": "alice wins", "moves": 3, "svg": "<svg>2</svg>"})
-        self.assertEqual(self.clock.getDelayedCalls(), [], "the end took the board's place")
+        self.assertEqual(self.otherTimers(), [], "the end took the board's place")
 
     def test_movesAtOnceOneBoardPerIntervalForAllSpectators(self) -> None:
         game = self.game()
@@ -225,7 +229,7 @@ class StreamTests(HubTestCase):
         self.assertEqual(len(listing.events()), 3)
         self.clock.advance(0.001)
         self.assertEqual([(e[1]["id"], e[1]["moves"]) for e in listing.events()[3:]], [("1", 5), ("2", 5)])
-        self.assertEqual(self.clock.getDelayedCalls(), [])
+        self.assertEqual(self.otherTimers(), [])
         one.moved("a5")
         self.hub.stop()
         self.assertEqual(self.clock.getDelayedCalls(), [])
@@ -381,7 +385,7 @@ class ReplayTests(HubTestCase):
         )
         self.assertEqual((second["id"], second["startedAt"]), ("2", 1000.0), "started now by default")
         self.assertEqual(self.open(b"/events").events(), [("games", [first, second])])
-        self.assertEqual(self.clock.getDelayedCalls(), [])
+        self.assertEqual(self.otherTimers(), [])
 
     def test_snapshotHasStepsEveryMoveAndTheFinalBoard(self) -> None:
         boards = self.replay()
@@ -472,3 +476,41 @@ class ImportCostTests(SynchronousTestCase):
         withWeb = script.replace("'tcp:0:interface=127.0.0.1']", "'tcp:0:interface=127.0.0.1', '--web', '0']")
         output = subprocess.run(python("-c", withWeb), capture_output=True, text=True, timeout=60, check=True).stdout
         self.assertIn("'twisted.web.server'", output)
+
+
+class HeartbeatTests(HubTestCase):
+    """Every open stream gets a comment line every 15 s, so that a vanished spectator cannot keep its slot."""
+
+    def test_idleStreamsGetACommentLine(self) -> None:
+        self.game()
+        listing, watching = self.open(b"/events"), self.open(b"/game/1/events")
+        self.clock.advance(14.9)
+        self.assertNotIn(b": alive", watching.body())
+        self.clock.advance(0.1)
+        for page in (listing, watching):
+            self.assertEqual(page.body().count(b": alive\n\n"), 1)
+        self.clock.advance(15)
+        self.assertEqual(watching.body().count(b": alive\n\n"), 2)
+        self.assertEqual(len(watching.events()), 1, "comments are no events")
+
+    def test_aStreamNobodyReadsIsDroppedByItsHeartbeats(self) -> None:
+        """A stuck spectator of an idle game: paused by its transport, 4 comment lines later it is gone."""
+        self.game()
+        stuck = self.open(b"/game/1/events")
+        stuck.producer().pauseProducing()
+        for _ in range(4):  # one heartbeat at a time: a Clock schedules the next one after advancing
+            self.clock.advance(15)
+        self.assertFalse(stuck.transport.disconnecting)
+        self.clock.advance(15)
+        self.assertTrue(stuck.transport.disconnecting, "a fifth comment overflows the backlog of 4: dropped")
+        self.assertEqual(self.hub.spectators, 0)
+        self.assertEqual(self.clock.getDelayedCalls(), [], "no stream left: no heartbeat")
+
+    def test_noHeartbeatWithoutStreams(self) -> None:
+        page = self.open(b"/game/1/events")  # no such game: a 404, no stream
+        self.assertEqual(page.status(), 404)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+        listing = self.open(b"/events")
+        self.assertEqual(len(self.clock.getDelayedCalls()), 1)
+        listing.channel.connectionLost(Exception("gone"))
+        self.assertEqual(self.clock.getDelayedCalls(), [])

@@ -38,6 +38,20 @@ KEEP_FINISHED = 32
 BOARD_INTERVAL = 0.25
 """Seconds between two boards sent for one game (the moves themselves go at once)."""
 
+HEARTBEAT = 15.0
+"""Seconds between two comment lines on every open stream, so that no stream stays silent.
+
+An idle game writes nothing; a spectator whose computer went away without
+closing its connection would then hold its slot (of L{MAX_SPECTATORS}, and
+of the 32 per address) for ever. A comment line (``: alive``, which
+``EventSource`` ignores) every 15 s makes the connection carry something:
+the kernel learns of a closed peer at once (a reset answers it), and a
+stream nobody reads fills its transport, then its L{BACKLOG} of 64 events,
+and is dropped, within about 16 minutes. It also keeps proxies that close
+idle connections from cutting a spectator of a slow game."""
+
+KEEP_ALIVE = b": alive\n\n"
+
 LIST_INTERVAL = 1.0
 """Seconds between two updates of the list for moves: a move changes only its game's move count,
 and a server relaying thousands of moves a second must not send each to every page of the list.
@@ -209,7 +223,10 @@ class GameHub:
         self.games: dict[str, GameRecord] = {}
         self.finishedOrder: deque[str] = deque()
         self.listStreams: set[Stream] = set()
-        self.spectators = 0
+        self.streams: set[Stream] = set()
+        """Every open event stream, of the list and of the games."""
+        self.heartbeatInterval = HEARTBEAT
+        self._heartbeat: IDelayedCall | None = None
         self._nextId = 1
         self.listInterval = LIST_INTERVAL
         self.boardInterval = BOARD_INTERVAL
@@ -280,10 +297,11 @@ class GameHub:
             stream.send(data)
 
     def stop(self) -> None:
-        """The site stops: no list update is left scheduled."""
+        """The site stops: no list update nor heartbeat is left scheduled."""
         if self._listTimer is not None and self._listTimer.active():
             self._listTimer.cancel()
         self._listTimer = None
+        self._stopHeartbeat()
         self._moved.clear()
         for record in self.games.values():
             record.stopBoard()
@@ -297,31 +315,50 @@ class GameHub:
                 for stream in list(self.listStreams):
                     stream.send(data)
 
+    @property
+    def spectators(self) -> int:
+        return len(self.streams)
+
     def full(self) -> bool:
         return self.spectators >= self.maxSpectators
 
     def watchList(self, request: Request, abort: Callable[[], None]) -> Stream:
         """A stream of the list: every visible game first, then each change."""
-
-        def forget(stream: Stream) -> None:
-            self.spectators -= 1
-            self.listStreams.discard(stream)
-
-        self.spectators += 1
-        stream = Stream(request, abort, forget, self.backlog)
-        self.listStreams.add(stream)
+        stream = self._open(request, abort, self.listStreams)
         stream.send(b"retry: 2000\n\n" + event("games", self.listing()))
         return stream
 
     def watchGame(self, record: GameRecord, request: Request, abort: Callable[[], None]) -> Stream:
         """A stream of one game: the whole game so far first, then each move and the end."""
-
-        def forget(stream: Stream) -> None:
-            self.spectators -= 1
-            record.streams.discard(stream)
-
-        self.spectators += 1
-        stream = Stream(request, abort, forget, self.backlog)
-        record.streams.add(stream)
+        stream = self._open(request, abort, record.streams)
         stream.send(b"retry: 2000\n\n" + event("snapshot", record.snapshot()))
         return stream
+
+    def _open(self, request: Request, abort: Callable[[], None], audience: set[Stream]) -> Stream:
+        """A stream counted among all streams and in ``audience`` (the list's, or a game's) until it closes."""
+
+        def forget(stream: Stream) -> None:
+            self.streams.discard(stream)
+            audience.discard(stream)
+            if not self.streams:
+                self._stopHeartbeat()
+
+        stream = Stream(request, abort, forget, self.backlog)
+        self.streams.add(stream)
+        audience.add(stream)
+        if self._heartbeat is None:
+            self._heartbeat = self.clock.callLater(self.heartbeatInterval, self._beat)
+        return stream
+
+    def _beat(self) -> None:
+        """L{HEARTBEAT}: one comment line to every open stream, while there is one."""
+        self._heartbeat = None
+        for stream in list(self.streams):
+            stream.send(KEEP_ALIVE)
+        if self.streams:
+            self._heartbeat = self.clock.callLater(self.heartbeatInterval, self._beat)
+
+    def _stopHeartbeat(self) -> None:
+        if self._heartbeat is not None and self._heartbeat.active():
+            self._heartbeat.cancel()
+        self._heartbeat = None
