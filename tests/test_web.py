@@ -21,6 +21,8 @@ from tests.processes import python
 from tests.test_gambit import RecordingPlayer
 from velhanet.gambit.room import RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
+from velhanet.games.kinarow import TICTACTOE, Place, gobangRules
+from velhanet.web.boards import kInARowBoard
 from velhanet.web.hub import NO_WATCHER, GameHub, WatchedGame
 from velhanet.web.site import StreamsPerAddress, spectatorSite, webEndpoint
 
@@ -514,3 +516,17 @@ class HeartbeatTests(HubTestCase):
         self.assertEqual(len(self.clock.getDelayedCalls()), 1)
         listing.channel.connectionLost(Exception("gone"))
         self.assertEqual(self.clock.getDelayedCalls(), [])
+
+
+class KInARowBoardTests(SynchronousTestCase):
+    def test_ticTacToeIsXAndOGobangIsStones(self) -> None:
+        ticTacToe = TICTACTOE.initial().apply(Place(0, 0)).apply(Place(1, 1))
+        drawn = kInARowBoard(ticTacToe)
+        self.assertEqual(
+            (drawn.count('class="stone player0 mark-x"'), drawn.count('class="stone player1 mark-o"')), (1, 1)
+        )
+        gobang = gobangRules(9).initial().apply(Place(4, 4)).apply(Place(5, 5))
+        drawn = kInARowBoard(gobang)
+        self.assertEqual(drawn.count('class="stone player0" '), 1)
+        self.assertEqual(drawn.count('class="stone player1" '), 1)
+        self.assertNotIn("mark-", drawn)

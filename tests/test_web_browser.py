@@ -15,6 +15,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.chromium import CHROMIUM, NO_CHROMIUM, Chromium, Page
 from tests.processes import Child, freePort, python, twistd
+from tests.test_velha_service import freeUdpPort
 
 LIST_ROW = "document.querySelector('#games tbody tr')"
 MOVES = "Number(document.getElementById('moves').dataset.count || 0)"
@@ -179,3 +180,33 @@ class SochaBrowserTests(BrowserTestCase):
         self.assertIn('class="fish team0"', self.game.evaluate(BOARD))
         for client in (one, two):
             self.assertEqual(client.wait(30), 0)
+
+
+class VelhaBrowserTests(BrowserTestCase):
+    def test_watchASeriesBetweenTwoPeers(self) -> None:
+        """Two ``--bot`` peers on loopback; Ana serves the site. Each game of the best-of-5 is its own entry,
+        and a finished game keeps its own final board when the next one is played."""
+        ana, bo = "127.0.0.63", "127.0.0.64"
+        port = freeUdpPort(ana, bo)
+        common = ["--bot", "--move-delay", "0.3", "--port", str(port), "--log-file", "-"]
+        self.startServer("velha", "--nick", "Ana", "--interface", ana, "--announce", bo, *common)
+        self.browser = Chromium(self)
+        listPage = self.browser.open(self.base + "/")
+        bob = twistd("velha", "--nick", "Bo", "--interface", bo, "--announce", ana, "--invite", "Ana", *common)
+        log = (self.tmp / "bo.log").open("w")
+        self.addCleanup(log.close)
+        Child(self, bob, output=log)
+        first = "document.getElementById('game-1')"
+        row = listPage.waitFor(first, f"{first}.textContent", 60)
+        for word in ("velha", "tic-tac-toe, game 1", "Ana", "Bo"):
+            self.assertIn(word, row)
+        game = self.browser.open(f"{self.base}/game/1")
+        self.assertIn('class="stone', game.waitFor("document.querySelector('#board svg .stone')", BOARD, 60))
+        result = game.waitFor(f"{RESULT}.length > 0", RESULT, 60)
+        final = game.evaluate(BOARD)
+        self.assertEqual(listPage.waitFor(f"{first}.className === 'over'", f"{first}.className", 30), "over")
+        second = "document.getElementById('game-2')"
+        self.assertIn("game 2", listPage.waitFor(second, f"{second}.textContent", 60))
+        again = self.browser.open(f"{self.base}/game/1")
+        self.assertEqual(again.waitFor(f"{RESULT}.length > 0", RESULT, 30), result)
+        self.assertEqual(again.evaluate(BOARD), final, "game 1 still shows its own final board")

@@ -46,7 +46,7 @@ class GobangTests(SynchronousTestCase):
         ):  # white's second is out of turn
             game.move(channel, x, y)
         self.assertEqual([m.text for m in record.moves], ["black 1,1", "white 2,2", "black 1,2"])
-        self.assertEqual(record.svg().count('class="stone player0"'), 2)
+        self.assertEqual(record.svg().count('class="stone player0 mark-x"'), 2)  # tic-tac-toe: X marks
         game.resign(white)
         self.assertEqual(record.state, "over")
         self.assertIn("black wins", record.result or "")
@@ -111,7 +111,7 @@ class VelhaTests(SynchronousTestCase):
         first, second = hub.games.values()
         self.assertEqual((first.players, [m.text for m in first.moves]), (("Bo", "Ana"), ["Bo: 5", "Ana: 1"]))
         self.assertEqual(first.result, "Bo wins (series Ana 0, Bo 1)")
-        self.assertEqual(first.svg().count("<circle"), 2)
+        self.assertEqual((first.svg().count("mark-x"), first.svg().count("mark-o")), (1, 1))
         self.assertEqual((second.players, second.result), (("Ana", "Bo"), "Bo gave up"))
         self.assertEqual(
             frontEnd.heard, ["gameStarted", "moved", "moved", "yourTurn", "gameOver", "gameStarted", "matchEnded"]

@@ -57,16 +57,31 @@ def piranhasBoard(cells: bytes) -> str:
 
 
 def kInARowBoard(state: KInARowState) -> str:
-    """A k-in-a-row board (gobang, tic-tac-toe): a grid and each player's stones."""
+    """A k-in-a-row board: a grid and each player's stones (gobang), or X and O (tic-tac-toe)."""
     width, height = state.rules.width, state.rules.height
     body = [f'<rect width="{width * CELL}" height="{height * CELL}" fill="#f3d9a4"/>']
     for x in range(width + 1):
         body.append(f'<line x1="{x * CELL}" y1="0" x2="{x * CELL}" y2="{height * CELL}" stroke="#7a5a2a"/>')
     for y in range(height + 1):
         body.append(f'<line x1="0" y1="{y * CELL}" x2="{width * CELL}" y2="{y * CELL}" stroke="#7a5a2a"/>')
+    marks = width == height == state.rules.k == 3  # tic-tac-toe is played with X (who starts) and O
     for x, y, player in state.stones():
-        body.append(
-            f'<circle class="stone player{player}" cx="{x * CELL + CELL // 2}" cy="{y * CELL + CELL // 2}" '
-            f'r="{CELL // 2 - 4}" fill="{("#111", "#fff")[player]}" stroke="#111"/>'
-        )
+        cx, cy = x * CELL + CELL // 2, y * CELL + CELL // 2
+        if not marks:
+            body.append(
+                f'<circle class="stone player{player}" cx="{cx}" cy="{cy}" '
+                f'r="{CELL // 2 - 4}" fill="{("#111", "#fff")[player]}" stroke="#111"/>'
+            )
+        elif player == 0:
+            arm = CELL // 2 - 8
+            body.append(
+                f'<path class="stone player0 mark-x" d="M{cx - arm} {cy - arm}L{cx + arm} {cy + arm}'
+                f'M{cx + arm} {cy - arm}L{cx - arm} {cy + arm}" stroke="{COLOURS[0]}" stroke-width="5" '
+                'stroke-linecap="round" fill="none"/>'
+            )
+        else:
+            body.append(
+                f'<circle class="stone player1 mark-o" cx="{cx}" cy="{cy}" r="{CELL // 2 - 9}" '
+                f'fill="none" stroke="{COLOURS[1]}" stroke-width="5"/>'
+            )
     return _svg(width * CELL, height * CELL, body, "board")
