@@ -371,13 +371,20 @@ class GradeFolderTests(ConformanceRuns):
         self.assertEqual(rows["ana"][1:7], ["13", "0", "0", "0", "0", "pass"])
         self.assertEqual(rows["bo"][1:7], ["12", "1", "0", "0", "0", "fail"])
         self.assertEqual(rows["cy"][6:8], ["cannot", "test:"])
+        verdict = " ".join(rows["cy"][6:])
+        self.assertIn("the program exited with status 127 before it could be tested: ", verdict)
+        self.assertIn("no-such-server: not found", verdict)
         self.assertIn("no velhanet-run file", " ".join(rows["dan"]))
         bo = json.loads((out / "bo.json").read_text())
         self.assertEqual([rule["id"] for rule in bo["rules"] if rule["status"] == "FAIL"], ["gambit-join-unknown"])
         self.assertEqual(
             sorted(p.name for p in out.iterdir()),
-            [f"{s}.{e}" for s in ("ana", "bo", "cy", "dan") for e in ("json", "xml")],
+            sorted(
+                [f"{s}.{e}" for s in ("ana", "bo", "cy", "dan") for e in ("json", "xml")]
+                + [f"{s}.log" for s in ("ana", "bo", "cy")]
+            ),
         )
+        self.assertIn("no-such-server: not found", (out / "cy.log").read_text())
 
 
 class OnlyTests(SynchronousTestCase):

@@ -18,7 +18,10 @@ socha-player          ``{port}``: the server to join (the command is started
 
 For each submission the program is started, the family's checks run against
 it, the program is stopped, and its report is written to ``--out`` as JSON and
-JUnit XML; at the end a table with one line per student. The exit status is
+JUnit XML, with everything the program printed (``STUDENT.log``); at the end a
+table with one line per student. A program that ends before it could be
+tested (a command not found, a crash at start) is "cannot test" with its exit
+status and the last line it printed. The exit status is
 0 when every program could be tested and passed, 1 otherwise.
 """
 
@@ -105,8 +108,25 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def gradeOne(family: str, submission: Path, index: int, options: list[str]) -> Report:
-    """Start one submission, check it, stop it."""
+def _exitedEarly(family: str, submission: Path, process: subprocess.Popen[bytes], log: Path | None) -> Report | None:
+    """A program that ended before it could be tested: the report says so, with the last line it printed."""
+    status = process.poll()
+    if status is None:
+        return None
+    report = Report(family, str(submission))
+    said = ""
+    if log is not None:
+        with contextlib.suppress(OSError):
+            lines = log.read_bytes()[-4096:].decode("utf-8", "replace").strip().splitlines()
+            said = lines[-1].strip() if lines else ""
+    report.cannotTest = f"the program exited with status {status} before it could be tested" + (
+        f": {said}" if said else ""
+    )
+    return report
+
+
+def gradeOne(family: str, submission: Path, index: int, options: list[str], log: Path | None = None) -> Report:
+    """Start one submission, check it, stop it; its output goes to ``log`` (or nowhere)."""
     runFile = submission / RUN_FILE
     if not runFile.exists():
         report = Report(family, str(submission))
@@ -132,9 +152,14 @@ def gradeOne(family: str, submission: Path, index: int, options: list[str]) -> R
     command = template
     for name, value in values.items():
         command = command.replace("{" + name + "}", value)
-    process = subprocess.Popen(
-        command, shell=True, cwd=submission, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
-    )
+    output = log.open("wb") if log is not None else subprocess.DEVNULL
+    try:
+        process = subprocess.Popen(
+            command, shell=True, cwd=submission, start_new_session=True, stdout=output, stderr=subprocess.STDOUT
+        )
+    finally:
+        if not isinstance(output, int):
+            output.close()  # the program has its own copy
     try:
         if family == "gobang":
             pid = _waitForFifo(Path(values["fifo_dir"]), process)
@@ -144,6 +169,9 @@ def gradeOne(family: str, submission: Path, index: int, options: list[str]) -> R
         chosen = targetFrom(parseArguments([family, *arguments, *options]))
         if family == "velha":
             _waitForPeer(chosen, process)
+        early = _exitedEarly(family, submission, process, log)
+        if early is not None:
+            return early
         report = runChecks(family, chosen)
         report.target = f"{submission.name}: {report.target}"
         return report
@@ -185,12 +213,12 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     submissions = sorted(path for path in Path(arguments.folder).iterdir() if path.is_dir())
     for index, submission in enumerate(submissions):
         print(f"checking {submission.name} ...", file=out, flush=True)
-        report = gradeOne(arguments.family, submission, index, options)
+        report = gradeOne(arguments.family, submission, index, options, outDir / f"{submission.name}.log")
         graded.append(Graded(submission.name, report))
         (outDir / f"{submission.name}.json").write_text(jsonReport(report) + "\n", encoding="utf-8")
         (outDir / f"{submission.name}.xml").write_bytes(junitXml(report))
     print(formatTable(graded), file=out)
-    print(f"reports in {outDir}/ (one JSON and one JUnit XML file per student)", file=out)
+    print(f"reports in {outDir}/ (per student: a JSON and a JUnit XML report, and the program's output)", file=out)
     ok = all(not g.report.cannotTest and not g.report.count(FAIL) for g in graded)
     sys.exit(0 if ok else 1)
 
