@@ -4,6 +4,7 @@ that feeds the spectators' site from a directory, and ``socha-match`` → ``twis
 from __future__ import annotations
 
 import json
+import os
 import random
 import shlex
 import tempfile
@@ -142,6 +143,18 @@ class LibraryTests(SynchronousTestCase):
         warnings = [e for e in events if e.get("log_namespace") == "velhanet.socha.replay"]
         self.assertEqual(len(warnings), 1)
         self.assertIn("a.xml: not well-formed", warnings[0]["reason"])
+
+
+class NotARegularFileTests(SynchronousTestCase):
+    def test_aFifoIsSkippedNotRead(self) -> None:
+        """Opening a FIFO for reading would block the whole server until someone writes to it."""
+        directory = Path(tempfile.mkdtemp())
+        os.mkfifo(directory / "game-0000.xml")
+        (directory / "game-0001.xml").write_bytes(playedLog(4)[0])
+        library = ReplayLibrary(GameHub(Clock()), [directory])
+        with capturedLogs() as events:
+            self.assertEqual(library.scan(), 1)
+        self.assertEqual([e["file"] for e in events if "file" in e], [str(directory / "game-0000.xml")])
 
 
 class ReplayEndToEndTests(SynchronousTestCase):

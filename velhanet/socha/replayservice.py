@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from twisted.application.internet import TimerService
@@ -61,6 +62,10 @@ class ReplayLibrary:
         try:
             stat = file.stat()
         except OSError:
+            return 0
+        if not S_ISREG(stat.st_mode):  # a FIFO or a device would block the reactor, or never end
+            self.seen[file] = None
+            log.warn("not replayed: {file}: not a regular file", file=str(file))
             return 0
         stamp = (stat.st_mtime, stat.st_size)
         if known == stamp:
