@@ -120,7 +120,13 @@ def makeService(options: Any, reactor: Any = None) -> IService:
     hub = GameHub(reactor)
     library = ReplayLibrary(hub, paths)
     library.scan()
-    log.info("{count} games to replay from {paths}", count=library.replayed, paths=options["paths"])
+    where = f"http://127.0.0.1:{options['web']}/" if options["web"].isdigit() else options["web"]
+    log.info(
+        "{count} games to replay from {paths}; the site: {where}",
+        count=library.replayed,
+        paths=options["paths"],
+        where=where,
+    )
     service = MultiService()
     WebService(hub, webEndpoint(options["web"]), reactor, report).setServiceParent(service)
     if options["rescan"] > 0:
