@@ -31,6 +31,7 @@ from velhanet.socha.matchstats import (
     statsOf,
     summary,
 )
+from velhanet.socha.replay import loadLog
 from velhanet.socha.wire import XmlStreamReader
 
 from .processes import Child, python
@@ -230,9 +231,9 @@ class JudgeTests(SynchronousTestCase):
         self.assertEqual((result.winner, result.lossKind, result.reason), (0, "time", reason))
 
 
-def runMatch(testCase: SynchronousTestCase, *arguments: str) -> tuple[str, dict[str, Any]]:
+def runMatch(testCase: SynchronousTestCase, *arguments: str, logs: Path | None = None) -> tuple[str, dict[str, Any]]:
     """``socha-match`` as a real process (it starts its own server); its output and summary.json."""
-    logs = Path(tempfile.mkdtemp())
+    logs = logs or Path(tempfile.mkdtemp())
     child = Child(testCase, python("-m", "velhanet.socha.match", *arguments, "--log-dir", str(logs)))
     try:
         status = child.wait(240)
@@ -286,8 +287,9 @@ class EndToEndTests(SynchronousTestCase):
 
     def test_greedySochaPlayerBeatsTheRandomOne(self) -> None:
         """20 games between two real ``socha`` players: the greedy one (player 1) is significantly ahead."""
+        logs = Path(tempfile.mkdtemp())
         output, data = runMatch(
-            self, SOCHA_PLAYER + " --greedy", SOCHA_PLAYER, "--games", "20", "--parallel", "2", "--seed", "1"
+            self, SOCHA_PLAYER + " --greedy", SOCHA_PLAYER, "--games", "20", "--parallel", "2", "--seed", "1", logs=logs
         )
         stats = data["stats_player1"]
         self.assertEqual((data["games_played"], data["void_games"], stats["games"]), (20, [], 20), output)
@@ -295,6 +297,10 @@ class EndToEndTests(SynchronousTestCase):
         self.assertTrue(stats["significant"], output)
         self.assertIn("p1 is significantly stronger", output)
         self.assertEqual(data["position_pairs"], {"same": 10, "different": 0}, "each position from both sides")
+        for entry in data["games"]:  # every log replays: each of its moves and the result the match counted
+            game = loadLog(logs / f"game-{entry['game']:04d}.xml")
+            self.assertEqual((len(game.moves), len(game.positions)), (entry["moves"], entry["moves"] + 1))
+            self.assertIn("wins" if entry["winner"] is not None else "draw", game.result)
 
     def test_playerThatHangsMidGameLosesOnTimeAndTheMatchGoesOn(self) -> None:
         """A real ``socha`` player that joins, then never answers a move request: the server's hard
