@@ -258,6 +258,7 @@ class EndToEndTests(SynchronousTestCase):
         self.assertNotEqual(positions[0], positions[2])
         self.assertEqual(data["position_pairs"], {"same": 2, "different": 0})
         self.assertIn("start positions: each of 2 played from both sides", output)
+        self.assertIn("; step through the games: twistd -n socha-replay --web 8080 ", output)
         for player in data["players"]:
             self.assertEqual(sum(player["as_team_one"]), 2)
             self.assertGreater(player["average_answer_s"], 0)

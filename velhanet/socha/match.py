@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import secrets
+import shlex
 import signal
 import socket
 import sys
@@ -359,6 +360,9 @@ async def run(reactor: Any, arguments: argparse.Namespace) -> None:
     for line in report(match.summaryData(interrupted), results):
         print(line, flush=True)
     match.writeSummary(interrupted or bool(serverGone))
+    if match.logDir is not None:
+        where = shlex.quote(str(match.logDir))
+        print(f"logs and summary.json in {where}; step through the games: twistd -n socha-replay --web 8080 {where}")
     if serverGone:
         print(serverGone[0], file=sys.stderr)
         raise SystemExit(1)
