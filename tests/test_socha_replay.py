@@ -128,7 +128,12 @@ class LibraryTests(SynchronousTestCase):
         log, _ = playedLog(8)
         half = self.directory / "game-0000.xml"
         half.write_bytes(log[: len(log) // 2])
-        self.assertEqual(self.library.scan(), 0)
+        with capturedLogs() as events:
+            self.assertEqual(self.library.scan(), 0)
+            self.assertEqual(self.library.scan(), 0)
+        said = [e["reason"] for e in events if e.get("log_namespace") == "velhanet.socha.replay"]
+        self.assertEqual(len(said), 1, "said once")
+        self.assertIn("game-0000.xml: no </protocol> at the end", said[0])
         half.write_bytes(log)
         self.assertEqual(self.library.scan(), 1)
         [record] = self.hub.games.values()

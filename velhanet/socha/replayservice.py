@@ -72,7 +72,9 @@ class ReplayLibrary:
             return 0  # incomplete, and unchanged since
         try:
             game = loadLog(file)
-        except IncompleteLog:
+        except IncompleteLog as error:
+            if known == ():  # said once: a log cut short for good would otherwise just never appear
+                log.info("not yet replayed: {reason}; shown once complete", reason=str(error))
             self.seen[file] = stamp
             return 0
         except LogError as error:

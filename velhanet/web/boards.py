@@ -44,6 +44,7 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
 def piranhasBoard(cells: bytes) -> str:
     """A 10×10 Piranhas board: fish as discs sized by weight, squids as dark squares."""
     from velhanet.games.piranhas import SIZE, SQUID, teamOf, weightOf
+
     body = [f'<rect width="{SIZE * CELL}" height="{SIZE * CELL}" fill="#dff1f7"/>']
     for y in range(SIZE):
         for x in range(SIZE):
