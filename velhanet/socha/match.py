@@ -310,8 +310,7 @@ async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str,
     reactor.spawnProcess(server, sys.executable, argv, env=dict(os.environ))
     for _ in range(400):
         if server.status is not None:
-            said = server.lastLine()
-            raise AdminError(f"the server exited with status {server.status}" + (f": {said}" if said else ""))
+            raise AdminError(f"the server {server.exitedSaying()}")
         try:
             listening = await TCP4ClientEndpoint(reactor, "127.0.0.1", port, timeout=1).connect(
                 Factory.forProtocol(Protocol)
@@ -344,8 +343,8 @@ async def run(reactor: Any, arguments: argparse.Namespace) -> None:
 
     def ended(status: int) -> None:
         if not match.finished:
-            said = server.lastLine() if server is not None else ""
-            serverGone.append(f"socha-match: the server exited with status {status}" + (f": {said}" if said else ""))
+            assert server is not None
+            serverGone.append(f"socha-match: the server {server.exitedSaying(status)}")
             match.interrupt()
 
     if server is not None:

@@ -100,6 +100,11 @@ class PlayerProcess(ProcessProtocol):
             self.log.write(data)
         self.tail = (self.tail + data)[-TAIL_BYTES:]
 
+    def exitedSaying(self, status: int | None = None) -> str:
+        """``exited with status N``, and the line that says why when it printed one."""
+        said = self.lastLine()
+        return f"exited with status {self.status if status is None else status}" + (f": {said}" if said else "")
+
     def lastLine(self) -> str:
         """Why it stopped: twistd's one-line start-up error if it printed one, else its last line."""
         lines = self.tail.decode("utf-8", "replace").strip().splitlines()

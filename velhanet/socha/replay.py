@@ -51,28 +51,28 @@ class ReplayedGame:
     errors: list[str] = field(default_factory=list)
 
 
-def readLog(data: bytes, name: str = "log") -> ReplayedGame:
+def readLog(raw: bytes, name: str = "log") -> ReplayedGame:
     """Parse a log's bytes; raise L{LogError} when they hold no game to replay."""
-    if len(data) > MAX_LOG_BYTES:
-        raise LogError(f"{name}: {len(data)} bytes, more than a game log holds")
+    if len(raw) > MAX_LOG_BYTES:
+        raise LogError(f"{name}: {len(raw)} bytes, more than a game log holds")
     reader = XmlStreamReader()
     try:
-        packets = reader.feed(data)
+        packets = reader.feed(raw)
     except XmlError as error:
         raise LogError(f"{name}: {error}") from None
     game = ReplayedGame(name)
     report = RoomReport()
     for packet in packets:
-        data_ = packet.find("data") if packet.tag == "room" else packet if packet.tag == "data" else None
-        if data_ is None:
+        data = packet.find("data") if packet.tag == "room" else packet if packet.tag == "data" else None
+        if data is None:
             continue
-        kind = data_.get("class")
+        kind = data.get("class")
         if kind == "memento":
-            _memento(game, data_, name)
+            _memento(game, data, name)
         elif kind == "error":
-            game.errors.append(" ".join(data_.get("message", "").split()))
+            game.errors.append(" ".join(data.get("message", "").split()))
         elif kind == "result":
-            game.result = report.result(data_)[0].removeprefix("result: ")
+            game.result = report.result(data)[0].removeprefix("result: ")
             game.players = (report.names.get("ONE", "ONE"), report.names.get("TWO", "TWO"))
     if not game.positions:
         raise LogError(f"{name}: no Piranhas position in it")
