@@ -14,7 +14,15 @@ from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
 from velhanet.velha.interfaces import IInviteeLink, IInviterLink
-from velhanet.velha.invite import ANSWER_DELAY, ANSWER_RESEND, CONNECT_DELAY, INVITE_RESEND, INVITE_WINDOW, LINGER
+from velhanet.velha.invite import (
+    ANSWER_DELAY,
+    ANSWER_RESEND,
+    CONNECT_DELAY,
+    INVITE_RESEND,
+    INVITE_WINDOW,
+    LINGER,
+    PROBE_AFTER,
+)
 from velhanet.velha.invitee import Invitee, InviteeCore, InviteeMachine
 from velhanet.velha.inviter import Inviter, InviterCore, InviterMachine
 
@@ -60,6 +68,9 @@ class InviterLinkRecorder(LinkRecorder):
 
     def sendAck(self) -> None:
         self.record("MSG06")
+
+    def sendProbe(self) -> None:
+        self.record("MSG01")
 
     def connect(self, port: int) -> Deferred[object]:
         self.record("connect", port)
@@ -118,13 +129,60 @@ class InviterAloneTests(AloneTests):
         verifyObject(IInviterLink, self.link)
         self.machine: Inviter = InviterMachine(InviterCore(self.clock, self.link))
 
+    def invitations(self) -> list[float]:
+        return [when for when, what, _ in self.link.log if what == "MSG04"]
+
     def test_noAnswerSendsTwoCopiesThenTimesOut(self) -> None:
+        """A listener that never answers our MSG01 (a dialog may hold it): MSG04 at 0 and 15 s only."""
         self.machine.start()
         run(self.clock, INVITE_WINDOW)
         self.assertEqual(
-            [(when, what) for when, what, _ in self.link.log],
+            [(when, what) for when, what, _ in self.link.log if what != "MSG01"],
             [(0, "MSG04"), (INVITE_RESEND, "MSG04"), (INVITE_WINDOW, "timeout"), (INVITE_WINDOW, "finished")],
         )
+        probes = [when for when, what, _ in self.link.log if what == "MSG01"]
+        self.assertEqual(probes[:2], [PROBE_AFTER, 2 * PROBE_AFTER])
+        self.assertNothingLeft()
+
+    def test_aReadingListenerGetsACopyAtOnce(self) -> None:
+        """MSG02 to a probe sent after the last copy: that copy was lost, the next goes now."""
+        self.machine.start()
+        run(self.clock, PROBE_AFTER)
+        self.assertEqual(self.link.what(), ["MSG04", "MSG01"])
+        run(self.clock, 0.01)
+        self.machine.listenerAnswered()
+        self.assertEqual(self.invitations(), [0, PROBE_AFTER + 0.01])
+        # A second MSG02 (to the same probe) proves nothing about the new copy.
+        self.machine.listenerAnswered()
+        self.assertEqual(len(self.invitations()), 2)
+        # The silent copy now counts from the newest copy.
+        run(self.clock, INVITE_RESEND - 0.02)
+        self.assertEqual(len(self.invitations()), 2)
+        run(self.clock, 0.02)
+        self.assertEqual(self.invitations()[-1], PROBE_AFTER + 0.01 + INVITE_RESEND)
+        self.machine.cancel()
+        self.assertNothingLeft()
+
+    def test_answerBeforeAnyProbeCountsForNothing(self) -> None:
+        """A MSG02 between our MSG04 and our first probe answers something older (our announcement)."""
+        self.machine.start()
+        run(self.clock, PROBE_AFTER / 2)
+        self.machine.listenerAnswered()
+        self.assertEqual(self.invitations(), [0])
+        self.machine.accepted(7777)
+        self.machine.listenerAnswered()  # connecting: nothing to copy
+        self.assertEqual(self.invitations(), [0])
+        self.machine.cancel()
+        self.assertNothingLeft()
+
+    def test_aListenerThatFallsSilentGetsOneCopyMore(self) -> None:
+        """The first copy was lost; the second opened a dialog: from then on only the 15 s copy."""
+        self.machine.start()
+        run(self.clock, PROBE_AFTER)
+        self.machine.listenerAnswered()
+        run(self.clock, INVITE_WINDOW - PROBE_AFTER)
+        self.assertEqual(self.invitations(), [0, PROBE_AFTER, PROBE_AFTER + INVITE_RESEND])
+        self.assertIn("timeout", self.link.what())
         self.assertNothingLeft()
 
     def test_acceptedAcksThenConnectsAfterThePause(self) -> None:
@@ -185,7 +243,7 @@ class InviterAloneTests(AloneTests):
         self.clock.advance(16)
         self.machine.cancel()
         self.machine.cancel()
-        self.assertEqual(self.link.what(), ["MSG04", "MSG04", "cancelled", "finished"])
+        self.assertEqual([w for w in self.link.what() if w != "MSG01"], ["MSG04", "MSG04", "cancelled", "finished"])
         self.assertNothingLeft()
 
 

@@ -13,6 +13,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from tests.velha_harness import matchProtocolFor
 from velhanet.velha import wire
 from velhanet.velha.lobby import Lobby
+from velhanet.velha.matchcore import UNANSWERED_WARNING
 from velhanet.velha.protocol import CLOSE_DELAY
 from velhanet.velha.room import START_GRACE, Match, MatchSettings, deliver
 
@@ -531,6 +532,42 @@ class MachineAloneTests(SynchronousTestCase):
         clock.advance(START_GRACE)
         refusal = "not played: position 0 is not on the board (text MSG08: positions 1 to 9)"
         self.assertEqual(peer.take(), [("notice", refusal), ("turn",)])
+
+    def heldAfterTheirSecondStart(self) -> tuple[Match, Peer, Clock]:
+        """Game 3 is ours to start: the peer started and ended games 1 and 2 (game 2 although it was ours)."""
+        peer, clock = Peer(), Clock()
+        match = newMatch(peer, clock)
+        match.awaitStart()
+        match.startReceived(wire.MatchStart.INVITEE_STARTS)
+        for _game in (1, 2):
+            for index, position in enumerate(DRAW):
+                if index % 2 == 0:
+                    match.remoteMove(position)
+                else:
+                    match.localMove(position)
+        peer.take()
+        return match, peer, clock
+
+    def test_quietStartAfterAPeerThatStartsItself(self) -> None:
+        """No MSG09 as its result dialog opens: sent with our first move, or never if the peer starts."""
+        match, peer, clock = self.heldAfterTheirSecondStart()
+        self.assertEqual(self.pending(clock), [60.0])  # the hold of a peer that starts anyway
+        match.localMove(5)
+        peer.take()
+        clock.advance(60)
+        self.assertEqual(peer.take(), [("send", wire.NewGame()), ("moved", 5, True), ("send", wire.Move(5))])
+
+        match, peer, clock = self.heldAfterTheirSecondStart()
+        match.remoteMove(1)
+        match.localMove(5)
+        sent = [event for event in peer.take() if event[0] == "send"]
+        self.assertEqual(sent, [("send", wire.Move(5))])  # never a MSG09
+        self.assertEqual(self.pending(clock), [UNANSWERED_WARNING, 60.0, 120.0])
+        clock.advance(UNANSWERED_WARNING)
+        (notice,) = peer.take()
+        self.assertIn("no answer to your move 5 for 20 s", str(notice))
+        match.remoteMove(9)  # it answers after all: nothing more is said
+        self.assertEqual([e[0] for e in peer.take()], ["moved", "turn"])
 
     def test_msg09OnTheirTurn(self) -> None:
         """Before any move it is ignored (the timers start again); in mid-game the game is void."""

@@ -82,6 +82,47 @@ class SlowAcceptTests(Scenario):
         self.assertIn("series starts, my turn: False", java.events)
         self.assertBackInLobby()
 
+    def test_twentyFiveSecondAcceptAtMostTwoDialogs(self) -> None:
+        """Its listener is held by the dialog, so our MSG01 probes go unanswered: no copy but the one at 15 s."""
+        java = self.original(clickDelay=25)
+        self.velha.invite("javaP")
+        self.lan.run(120, step=0.05)
+        self.assertLessEqual(java.dialogs, 2)
+        self.assertLessEqual(len(onlyKinds(self.velhaWire(), 4)), 2)
+        self.assertEqual(len(self.boEvents("seriesOver")), 1)
+        self.assertBackInLobby()
+
+    def test_firstInvitationLostThenOneDialog(self) -> None:
+        """The first MSG04 is lost: the original's listener answers our MSG01, so a copy goes at once.
+
+        Its user then answers 12 s after the one dialog it shows, and the
+        match begins within 16 s of the invitation (with copies only at 0
+        and 15 s it began at 27 s).
+        """
+        java = self.original(clickDelay=12)
+        dropped: list[bytes] = []
+
+        def loseFirstInvite(datagram: tuple[str, str, bytes]) -> int:
+            if datagram[2].startswith(b"04") and not dropped:
+                dropped.append(datagram[2])
+                return 0
+            return 1
+
+        self.lan.filter = loseFirstInvite
+        self.velha.invite("javaP")
+        began = None
+        while began is None and self.lan.clock.seconds() < 60:
+            self.lan.run(0.05)
+            if self.boEvents("match"):
+                began = self.lan.clock.seconds()
+        self.assertEqual(len(dropped), 1)
+        assert began is not None
+        self.assertLess(began, 16)
+        self.lan.run(120, step=0.05)
+        self.assertEqual(java.dialogs, 1)
+        self.assertEqual(len(self.boEvents("seriesOver")), 1)
+        self.assertBackInLobby()
+
     def test_secondDialogMovesTheMatchToTheNewPort(self) -> None:
         """After 15 s velhanet resends MSG04; the original answers twice and waits on the newer port."""
         java = self.original(clickDelay=17)
@@ -155,6 +196,56 @@ class DrawTests(Scenario):
     def test_fiveDrawsAsInviter(self) -> None:
         java = self.fiveDraws(velhaInvites=True)
         self.assertEqual(java.lostMoves, [])
+        self.assertBackInLobby()
+
+    def test_fiveDrawsWithAFragileReader(self) -> None:
+        """Nothing reaches the original while the result dialog of a game it ended opens (from game 3 on).
+
+        The original invites, starts every game, and ends every one with its
+        ninth move; velhanet's MSG09 then reached its reader as its dialog
+        opened (seen for real: its UI thread crashing as the MSG09 was read;
+        once, its reader never reading again in game 5, velhanet's answer to
+        its first move lost and both sides silent). Once the peer has shown
+        it starts those games itself, velhanet sends no MSG09 at that moment.
+        """
+        java = self.original(strategy="perfect", msg07=1, fragileReaderAtGame=5)
+        java.invite("Bo", VELHA)
+        self.lan.run(300, step=0.05)
+        self.assertEqual([event[1] for event in self.boEvents("gameOver")], ["draw"] * 5)
+        self.assertEqual(java.results, ["draw"] * 5)
+        self.assertIn("series over", java.events)
+        self.assertFalse([e for e in java.events if e.startswith("reader died")])
+        self.assertEqual(java.arrived.count("09005"), 1)  # only after game 1, before it was known
+        self.assertBackInLobby()
+
+    def test_deadReaderIsSaidWithin20s(self) -> None:
+        """The reader dies on the one MSG09 still sent (after game 1): the wait is explained within 20 s."""
+        java = self.original(strategy="perfect", msg07=1, fragileReaderAtGame=2)
+        java.invite("Bo", VELHA)
+
+        def runUntil(condition: object, limit: float = 60) -> float:
+            end = self.lan.clock.seconds() + limit
+            while not condition() and self.lan.clock.seconds() < end:  # type: ignore[operator]
+                self.lan.run(0.05)
+            self.assertTrue(condition())  # type: ignore[operator]
+            return self.lan.clock.seconds()
+
+        def ourMovesInGame2() -> int:
+            game2 = self.bo.events.index(("game", 2, False))
+            return sum(1 for e in self.bo.events[game2:] if e[0] == "moved" and e[2])
+
+        runUntil(lambda: ("game", 2, False) in self.bo.events and ourMovesInGame2() == 1)
+        answered = self.lan.clock.seconds()
+        died = [e for e in java.events if e.startswith("reader died")]
+        self.assertEqual(died, ["reader died on 09005 under the result dialog"])
+        warned = runUntil(lambda: any("no answer to your move" in n for n in self.notices()), limit=30)
+        self.assertLessEqual(round(warned - answered, 2), 20)
+        warning = next(n for n in self.notices() if "no answer to your move" in n)
+        self.assertIn("stopped reading", warning)
+        self.assertEqual(java.board.count(1), 1)  # game 2 on its side: its own first move only
+        self.lan.run(130, step=0.05)
+        ended = [str(e[1]) for e in self.boEvents("ended")]
+        self.assertTrue(ended and "match given up (MSG10 sent)" in ended[0], ended)
         self.assertBackInLobby()
 
     def test_slowPersonLosesNoMove(self) -> None:

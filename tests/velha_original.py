@@ -25,7 +25,16 @@ read from its source and seen against the real program under Xvfb:
   until someone clicks OK; the series never stops at 3 wins, and after game 5
   the connection is left open; it never sends MSG10;
 - its listener is bound to its unicast address (``lan.deaf``): it hears no
-  broadcast, but answers a unicast MSG01 with MSG02.
+  broadcast, but answers a unicast MSG01 with MSG02;
+- its TCP reader thread adds every message it reads to a Swing table while
+  its UI thread may be opening a result dialog over that table: two threads
+  on one unsynchronised Swing structure. Seen for real: velhanet's MSG09,
+  read at the instant the dialog of a game the original ended opened, and
+  the UI thread failing with a NullPointerException in its painting; and
+  once a series in which the original read nothing more from game 5 on.
+  ``fragileReaderAtGame`` makes that race happen on purpose: a message that
+  arrives while the result dialog before that game is open kills the reader,
+  which then reads nothing more (the UI thread still plays its own moves).
 
 Time is the LAN's ``task.Clock``; a "person" answers dialogs after
 ``clickDelay`` seconds with ``answer`` and plays with ``strategy`` after
@@ -62,11 +71,21 @@ class _Connection(LineOnlyReceiver):
         self.program = program
         self.blocked: list[bytes] = []
         self.isBlocked = False
+        self.dead = False
+        """The reader thread died (see ``OriginalProgram.fragileReaderAtGame``): nothing more is read."""
 
     def connectionMade(self) -> None:
         self.program.connections.append(self)
 
     def lineReceived(self, line: bytes) -> None:
+        program = self.program
+        program.arrived.append(line.decode("latin-1"))
+        if self.dead:
+            return
+        if program.resultDialogOpen and program.gameNumber + 1 == program.fragileReaderAtGame:
+            self.dead = True
+            program.events.append(f"reader died on {line.decode('latin-1')} under the result dialog")
+            return
         if self.isBlocked:
             self.blocked.append(line)
             return
@@ -130,8 +149,12 @@ class OriginalProgram:
     autoPlay: bool = True
     msg07: int = 2
     """What it sends in MSG07 (random in the original): 1 it starts, 2 the inviter starts."""
+    fragileReaderAtGame: int | None = None
+    """A message arriving while the result dialog of the game before this one is open kills its reader."""
     events: list[str] = field(default_factory=list)
     sent: list[str] = field(default_factory=list)
+    arrived: list[str] = field(default_factory=list)
+    """Every TCP line that reached it, read or not."""
 
     def __post_init__(self) -> None:
         self.clock = self.lan.clock

@@ -81,6 +81,9 @@ class InviterHandshake(_Handshake):
     def sendAck(self) -> None:
         self.table.datagrams.send(wire.InviteAck(), self.address)
 
+    def sendProbe(self) -> None:
+        self.table.datagrams.send(wire.Hello(self.table.nick), self.address)
+
     def connect(self, port: int) -> Deferred[object]:
         return self.table.connections.connectTo(self.address, port, self.nick)
 
@@ -217,6 +220,12 @@ class Handshakes:
             handshake.machine.accepted(message.port)
         else:
             handshake.machine.declined()
+
+    def listenerAnswered(self, host: str) -> None:
+        """MSG02: the listener at ``host`` reads datagrams; an inviter waiting on it may send a copy."""
+        for handshake in self.inviters.values():
+            if handshake.address == host:
+                handshake.machine.listenerAnswered()
 
     def acknowledged(self, host: str) -> None:
         """MSG06: to the invitee machine of that address."""

@@ -95,6 +95,9 @@ class IInviterLink(IHandshakeLink):
     def sendAck() -> None:
         """Send MSG06 to the invitee."""
 
+    def sendProbe() -> None:
+        """Send MSG01 to the invitee alone: a MSG02 back shows that its listener reads datagrams."""
+
     def connect(port: int) -> Deferred[object]:
         """Open the match connection to the invitee's ``port``."""
 

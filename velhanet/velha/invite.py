@@ -3,9 +3,14 @@
 UDP loses, repeats and reorders datagrams, so both machines resend what
 the other side may have missed and absorb what arrives twice:
 
-- the **inviter** sends MSG04, and once more after 15 s if no MSG05 has come
-  (the original program opens one modal dialog per MSG04 it receives, so a
-  person gets 15 s to answer before a second dialog appears); an accepting
+- the **inviter** sends MSG04 and, 2 s later, a MSG01 to the invitee alone:
+  a MSG02 in answer shows that the invitee's listener is reading datagrams,
+  so it holds no dialog open for our MSG04 and the MSG04 was lost (or the
+  peer reads on while its user decides, and a copy costs nothing): a copy
+  goes at once. A listener that stays silent may be the original program's,
+  which shows one modal dialog per MSG04 from its listener thread: it gets
+  one copy only, 15 s after the last, so that a person has 15 s before a
+  second dialog appears. An accepting
   MSG05 is answered with MSG06 and, 0.2 s later, one TCP connection (the
   original needs a moment after its MSG05 before it can take a connection);
   a repeated MSG05 gets MSG06 again, never a second connection, unless it
@@ -44,10 +49,14 @@ INVITE_WINDOW = 30.0
 """Seconds an inviter waits for MSG05, and an invitee for the TCP connection."""
 
 INVITE_RESEND = 15.0
-"""Seconds after which MSG04 is sent once more if no MSG05 came."""
+"""Seconds after the last copy of MSG04 before the one copy that goes to a silent listener."""
 
-INVITE_COPIES = 2
-"""Copies of MSG04 per invitation."""
+SILENT_COPIES = 1
+"""Copies of MSG04 to an invitee whose listener does not answer our MSG01 (it may be showing a dialog)."""
+
+PROBE_AFTER = 2.0
+"""Seconds after a copy of MSG04 (and between unanswered probes) before MSG01 asks whether the
+invitee's listener still reads datagrams; longer than an automatic peer takes to answer MSG04."""
 
 CONNECT_DELAY = 0.2
 """Seconds between MSG06 and the TCP connection to the invitee."""

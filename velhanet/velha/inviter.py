@@ -1,7 +1,10 @@
 """The inviter's side of the handshake: MSG04 out, MSG05 in, MSG06 and one connection out.
 
-See ``invite.py`` for the handshake as a whole. The machine sends MSG04,
-and once more after 15 s if no MSG05 has come; an accepting MSG05 gets MSG06
+See ``invite.py`` for the handshake as a whole. The machine sends MSG04;
+while no MSG05 has come, it asks the invitee's listener with MSG01 whether
+it still reads datagrams: if it answers (MSG02), a copy of MSG04 goes at
+once; a silent one gets one copy only, 15 s after the last (the original
+program shows a dialog per MSG04 it reads). An accepting MSG05 gets MSG06
 and, 0.2 s later, one TCP connection; a repeated MSG05 gets MSG06 again, and
 a new connection only if it names a new port (the original program waits on
 the newest port it opened). It lingers 30 s after connecting to answer late
@@ -22,8 +25,9 @@ from velhanet.indexedmachine import indexed
 from velhanet.velha.interfaces import IInviterLink
 from velhanet.velha.invite import (
     CONNECT_DELAY,
-    INVITE_COPIES,
     INVITE_RESEND,
+    PROBE_AFTER,
+    SILENT_COPIES,
     HandshakeCore,
     cancelCall,
 )
@@ -48,8 +52,14 @@ class Inviter(Protocol):
     def cancel(self) -> None:
         "The user or the service gives up the invitation."
 
+    def listenerAnswered(self) -> None:
+        "MSG02 from the invitee's address: its listener reads datagrams, so no dialog holds it."
+
+    def _probe(self) -> None:
+        "private: time to ask the invitee's listener with MSG01 whether it still reads."
+
     def _resendInvite(self) -> None:
-        "private: time to send MSG04 again."
+        "private: 15 s after the last copy, still no answer: the one copy for a silent listener."
 
     def _windowClosed(self) -> None:
         "private: 30 s without an answer."
@@ -67,7 +77,8 @@ class InviterCore(HandshakeCore):
 
     link: IInviterLink
     resendEvery: float = INVITE_RESEND
-    copies: int = INVITE_COPIES
+    silentCopies: int = SILENT_COPIES
+    probeAfter: float = PROBE_AFTER
     connectDelay: float = CONNECT_DELAY
     port: int = 0
     """The invitee's port we connect (or connected) to: the newest one it named."""
@@ -75,19 +86,46 @@ class InviterCore(HandshakeCore):
 
 @dataclass
 class _Waiting:
-    resend: IDelayedCall | None
+    """MSG04 is out: the window, the next probe of the invitee's listener, and the silent copy.
+
+    A copy of MSG04 goes at once when the listener answers a probe sent
+    after the last copy: a listener that reads holds no dialog open for that
+    copy, so the copy was lost (or costs nothing). A MSG02 to an earlier
+    probe proves nothing about the last copy, and is not counted.
+    """
+
     window: IDelayedCall
-    sent: int = 1
+    probe: IDelayedCall
+    silentCopy: IDelayedCall | None
+    silentCopiesLeft: int
+    probed: bool = False
+    """A probe has gone out since the last copy of MSG04."""
 
     def cancel(self) -> None:
-        cancelCall(self.resend)
         cancelCall(self.window)
+        cancelCall(self.probe)
+        cancelCall(self.silentCopy)
+
+    def sendCopy(self, inputs: Inviter, core: InviterCore) -> None:
+        """One more MSG04; the next probe, and the silent copy, count from it."""
+        core.link.sendInvite()
+        self.probed = False
+        cancelCall(self.probe)
+        self.probe = core.clock.callLater(core.probeAfter, inputs._probe)
+        if self.silentCopy is not None and self.silentCopy.active():
+            self.silentCopy.reset(core.resendEvery)
 
 
 def _startWaiting(inputs: Inviter, core: InviterCore) -> _Waiting:
     core.link.sendInvite()
-    resend = core.clock.callLater(core.resendEvery, inputs._resendInvite) if core.copies > 1 else None
-    return _Waiting(resend, core.clock.callLater(core.window, inputs._windowClosed))
+    clock = core.clock
+    silent = clock.callLater(core.resendEvery, inputs._resendInvite) if core.silentCopies > 0 else None
+    return _Waiting(
+        window=clock.callLater(core.window, inputs._windowClosed),
+        probe=clock.callLater(core.probeAfter, inputs._probe),
+        silentCopy=silent,
+        silentCopiesLeft=core.silentCopies,
+    )
 
 
 @dataclass
@@ -154,13 +192,26 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
     idle.upon(Inviter.start).to(waiting).returns(None)
     for ignored in (Inviter.accepted, Inviter.declined, Inviter.cancel, Inviter.connected, Inviter.connectFailed):
         done.upon(ignored).loop().returns(None)
+    for unprobed in (idle, connecting, lingering, done):
+        unprobed.upon(Inviter.listenerAnswered).loop().returns(None)
+
+    @waiting.upon(Inviter._probe).loop()
+    def probe(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
+        core.link.sendProbe()
+        data.probed = True
+        data.probe = core.clock.callLater(core.probeAfter, inputs._probe)
+
+    @waiting.upon(Inviter.listenerAnswered).loop()
+    def copyToAReadingListener(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
+        if data.probed:
+            data.sendCopy(inputs, core)
 
     @waiting.upon(Inviter._resendInvite).loop()
-    def resend(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
-        core.link.sendInvite()
-        data.sent += 1
-        more = data.sent < core.copies
-        data.resend = core.clock.callLater(core.resendEvery, inputs._resendInvite) if more else None
+    def copyToASilentListener(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
+        data.silentCopiesLeft -= 1
+        more = data.silentCopiesLeft > 0
+        data.silentCopy = core.clock.callLater(core.resendEvery, inputs._resendInvite) if more else None
+        data.sendCopy(inputs, core)
 
     @waiting.upon(Inviter.accepted).to(connecting)
     def accepted(inputs: Inviter, core: InviterCore, data: _Waiting, port: int) -> None:

@@ -167,6 +167,7 @@ class Lobby:
 
     def helloReply(self, nick: str, host: str) -> None:
         self.presence.heard(nick, host)
+        self.handshakes.listenerAnswered(host)
 
     def goodbye(self, nick: str) -> None:
         self.presence.goodbye(nick)

@@ -27,6 +27,10 @@ START_TIMEOUT = 30.0
 PEER_TIMEOUT = 120.0
 """Seconds of silence while the peer owes a move or MSG09 before velhanet gives up with MSG10 (0: wait forever)."""
 
+UNANSWERED_WARNING = 20.0
+"""Seconds without an answer to our reply to the peer's first move of a game after one it ended
+before the user is told that the original program may have stopped reading (docs/velha.md)."""
+
 START_GRACE = 8.0
 """Seconds the peer has to start a game that could be its own before velhanet starts it:
 after a draw we started (the original never sends MSG09 then), and before our first move
@@ -125,6 +129,9 @@ class Match(Protocol):
 
     def _graceOver(self) -> None:
         "private: after a draw the peer did not start the next game."
+
+    def _replyUnanswered(self) -> None:
+        "private: our reply to the peer's first move after a game it ended has had no answer for 20 s."
 
 
 def deliver(match: Match, message: StreamMessage) -> None:
@@ -231,9 +238,10 @@ class MatchCore:
         else:
             inputs._theyStartAfterDraw()
 
-    def startNextGame(self) -> None:
-        """We start the next game: MSG09 now, our first move when chosen."""
-        self.send(NewGame())
+    def startNextGame(self, announce: bool = True) -> None:
+        """We start the next game: MSG09 now (or with our first move), our first move when chosen."""
+        if announce:
+            self.send(NewGame())
         self.newGame(iStart=True)
 
     def giveUp(self, why: str) -> None:
@@ -264,14 +272,24 @@ class HeldMove(Timers):
     """Our first move of a game, held until the peer has had time to see the end of the last one."""
 
     move: int | None = None
+    unannounced: bool = False
+    """MSG09 is not sent yet: it goes with our first move (``Series.quietStart``)."""
 
 
 def timersAwaitingPeer(inputs: Match, core: MatchCore) -> Timers:
-    """A move or MSG09 is due from the peer: warn half way, give up at ``settings.peer``."""
-    limit = core.settings.peer
-    if limit <= 0:
-        return Timers([])
-    return Timers([core.clock.callLater(limit / 2, inputs._stillWaiting), core.clock.callLater(limit, inputs._silent)])
+    """A move or MSG09 is due from the peer: warn half way, give up at ``settings.peer``.
+
+    After our reply to the peer's first move of a game that followed one it
+    ended, the user also hears after 20 s what may have happened (the
+    original program's reader can stop at that moment).
+    """
+    clock, limit = core.clock, core.settings.peer
+    calls = []
+    if core.series.answersTheirFirstMoveAfterTheirEnding() and (limit <= 0 or limit / 2 > UNANSWERED_WARNING):
+        calls.append(clock.callLater(UNANSWERED_WARNING, inputs._replyUnanswered))
+    if limit > 0:
+        calls += [clock.callLater(limit / 2, inputs._stillWaiting), clock.callLater(limit, inputs._silent)]
+    return Timers(calls)
 
 
 def timersAwaitingStart(inputs: Match, core: MatchCore) -> Timers:
@@ -286,4 +304,4 @@ def holdFirstMove(inputs: Match, core: MatchCore) -> HeldMove:
     wait = core.settings.startGrace
     if core.series.peerStartsAnyway and core.settings.peer > 0:
         wait = core.settings.peer / 2  # it will start: give its user time to close its result dialog
-    return HeldMove([core.clock.callLater(wait, inputs._graceOver)])
+    return HeldMove([core.clock.callLater(wait, inputs._graceOver)], unannounced=core.series.quietStart())

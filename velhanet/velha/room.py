@@ -41,6 +41,7 @@ from velhanet.velha.matchcore import (
     PEER_TIMEOUT,
     START_GRACE,
     START_TIMEOUT,
+    UNANSWERED_WARNING,
     HeldMove,
     Match,
     MatchCore,
@@ -54,7 +55,7 @@ from velhanet.velha.matchcore import (
     timersAwaitingStart,
 )
 from velhanet.velha.series import MAX_GAMES, WINS_NEEDED, placeToPosition, positionToPlace
-from velhanet.velha.wire import MatchStart
+from velhanet.velha.wire import MatchStart, NewGame
 
 __all__ = [
     "MAX_GAMES",
@@ -156,8 +157,15 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
 
     @judging.upon(Match._iStartNext).to(myStartHeld)
     def startNextGame(inputs: Match, core: MatchCore) -> None:
-        core.startNextGame()
-        core.observer.notice(f"you start game {core.series.gameNumber} (MSG09 sent)")
+        quiet = core.series.quietStart()
+        core.startNextGame(announce=not quiet)
+        n = core.series.gameNumber
+        if quiet:
+            core.observer.notice(
+                f"you start game {n}; MSG09 goes with your first move ({core.peerNick} starts such games itself)"
+            )
+        else:
+            core.observer.notice(f"you start game {n} (MSG09 sent)")
 
     judging.upon(Match._resume).to(theirTurn).returns(None)
 
@@ -242,6 +250,8 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     @myStartHeld.upon(Match._graceOver).to(judging)
     def startNow(inputs: Match, core: MatchCore, held: HeldMove) -> None:
         held.cancel()
+        if held.unannounced:
+            core.send(NewGame())
         if held.move is None:
             inputs._myTurn()
             return
@@ -314,6 +324,19 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
         @waitingForPeer.upon(Match.localMove).loop()
         def notMyTurn(inputs: Match, core: MatchCore, timers: Timers, position: int) -> None:
             tolerance.notYourTurn(core)
+
+    @theirTurn.upon(Match._replyUnanswered).loop()
+    def replyUnanswered(inputs: Match, core: MatchCore, timers: Timers) -> None:
+        peer, position = core.peerNick, core.series.moves[-1][0]
+        core.log.warn("no answer from {peer} to our reply to its first move for 20 s", peer=peer)
+        peerLimit = core.settings.peer
+        limit = f"after {peerLimit:g} s (--peer-timeout)" if peerLimit > 0 else "never (--peer-timeout 0)"
+        core.observer.notice(
+            f"no answer to your move {position} for {UNANSWERED_WARNING:g} s. If {peer} is the original Java program,"
+            " it may have stopped reading: its reader can die when a message arrives as its result dialog opens,"
+            " and it then shows its own first move, waits for yours and never moves again. velhanet gives up"
+            f" {limit}; type quit to end the match now"
+        )
 
     @theirTurn.upon(Match._stillWaiting).loop()
     @theirNewGame.upon(Match._stillWaiting).loop()

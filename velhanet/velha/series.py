@@ -117,6 +117,28 @@ class Series:
             and self.moves[0] == (position, True)
         )
 
+    def quietStart(self) -> bool:
+        """Start the next game without sending MSG09 until our first move goes out?
+
+        Yes when the peer ended the last game and has been seen starting such
+        games itself. The original program then opens its result dialog on
+        its UI thread while its reader thread writes every message it reads
+        into the same Swing table: a MSG09 read at that instant has crashed
+        its UI thread, and once left its reader reading nothing more. It
+        never needs our MSG09 (it moves first anyway), so the MSG09 waits
+        with our first move, and is not sent at all when the peer starts.
+        """
+        return self.peerStartsAnyway and self.peerEndedLastGame
+
+    def answersTheirFirstMoveAfterTheirEnding(self) -> bool:
+        """Is our last move the answer to the peer's first move of a game after one the peer ended?
+
+        The moment at which the original program's reader is seen to stop:
+        it played its own first move from its UI thread, and never reads ours.
+        """
+        moves = self.moves
+        return self.gameNumber > 1 and self.peerEndedLastGame and len(moves) == 2 and not moves[0][1] and moves[1][1]
+
     def scoreGame(self, outcome: Outcome) -> str:
         """Count a finished game: "won", "lost" or "draw", from our side."""
         self.peerEndedLastGame = not self.moves[-1][1]

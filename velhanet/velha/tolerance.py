@@ -17,6 +17,12 @@ one well-defined game remains:
   are not its own, until it moves): a peer that moves or sends MSG09 in
   that time starts the game; a MSG09 right after our first move means the
   move was lost, and the game restarts with the peer;
+- its reader thread writes every message it reads into a Swing table while
+  its UI thread opens the result dialog of a game it ended: a message read
+  at that instant has crashed its UI thread, and once left its reader dead.
+  Once it has shown that it starts such games itself, our MSG09 waits with
+  our first move (``Series.quietStart``), and a reply of ours to its first
+  move that stays unanswered for 20 s is explained to the user;
 - as inviter it ignores MSG07 ``1`` and moves first; as inviter after
   having once been invitee it sends a MSG07 of its own: the first is
   followed while the board is empty, the second ignored;
