@@ -41,7 +41,6 @@ from velhanet.velha.matchcore import (
     PEER_TIMEOUT,
     START_GRACE,
     START_TIMEOUT,
-    UNANSWERED_WARNING,
     HeldMove,
     Match,
     MatchCore,
@@ -327,16 +326,7 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
 
     @theirTurn.upon(Match._replyUnanswered).loop()
     def replyUnanswered(inputs: Match, core: MatchCore, timers: Timers) -> None:
-        peer, position = core.peerNick, core.series.moves[-1][0]
-        core.log.warn("no answer from {peer} to our reply to its first move for 20 s", peer=peer)
-        peerLimit = core.settings.peer
-        limit = f"after {peerLimit:g} s (--peer-timeout)" if peerLimit > 0 else "never (--peer-timeout 0)"
-        core.observer.notice(
-            f"no answer to your move {position} for {UNANSWERED_WARNING:g} s. If {peer} is the original Java program,"
-            " it may have stopped reading: its reader can die when a message arrives as its result dialog opens,"
-            " and it then shows its own first move, waits for yours and never moves again. velhanet gives up"
-            f" {limit}; type quit to end the match now"
-        )
+        tolerance.replyUnanswered(core)
 
     @theirTurn.upon(Match._stillWaiting).loop()
     @theirNewGame.upon(Match._stillWaiting).loop()

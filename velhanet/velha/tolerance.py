@@ -36,7 +36,7 @@ user, and, where the machine goes on judging, feeds exactly one input.
 
 from __future__ import annotations
 
-from velhanet.velha.matchcore import Match, MatchCore
+from velhanet.velha.matchcore import UNANSWERED_WARNING, Match, MatchCore
 from velhanet.velha.wire import MatchStart
 
 # -- endings --------------------------------------------------------------------------
@@ -162,6 +162,20 @@ def playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
         inputs._broken(problem)
         return
     core.decideAfterMove(inputs)
+
+
+def replyUnanswered(core: MatchCore) -> None:
+    """20 s without an answer to our reply to the peer's first move of a game after one it ended."""
+    peer, position = core.peerNick, core.series.moves[-1][0]
+    core.log.warn("no answer from {peer} to our reply to its first move for 20 s", peer=peer)
+    peerLimit = core.settings.peer
+    limit = f"after {peerLimit:g} s (--peer-timeout)" if peerLimit > 0 else "never (--peer-timeout 0)"
+    core.observer.notice(
+        f"no answer to your move {position} for {UNANSWERED_WARNING:g} s. If {peer} is the original Java program,"
+        " it may have stopped reading: its reader can die when a message arrives as its result dialog opens,"
+        " and it then shows its own first move, waits for yours and never moves again. velhanet gives up"
+        f" {limit}; type quit to end the match now"
+    )
 
 
 def restartOrBreak(inputs: Match, core: MatchCore, who: int) -> None:
