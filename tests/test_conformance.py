@@ -10,6 +10,7 @@ Everything runs as separate processes, as a teacher would run it: the target and
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -347,11 +348,13 @@ class GradeFolderTests(ConformanceRuns):
         for student, command in {
             "ana": f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile= -l /dev/null"
             " gambit-server --listen tcp:{port}:interface=127.0.0.1",
-            "bo": f"cd {ROOT} && {PYTHON} -m tests.broken.gambit_server {{port}} gambit-join-unknown",
+            "bo": f"{PYTHON} gambit_server.py {{port}} gambit-join-unknown",
             "cy": "./no-such-server --port {port}",
         }.items():
             (folder / student).mkdir(parents=True)
             (folder / student / "velhanet-run").write_text(command)
+        # bo's program is its own (a sandboxed program sees its own folder only)
+        shutil.copy(ROOT / "tests" / "broken" / "gambit_server.py", folder / "bo")
         (folder / "dan").mkdir()
         out = Path(self.mktemp()).resolve()
         result = subprocess.run(

@@ -33,6 +33,14 @@ class LayerTests(SynchronousTestCase):
                 self.assertEqual(twisted, [], f"{path} imports {twisted}")
         self.assertGreater(checked, 4)
 
+    def test_sandboxNeedsTwistedOnlyForTheReactorsPrograms(self) -> None:
+        """Blocking code (the graders) and a plain system Python can use the sandbox: only program.py needs Twisted."""
+        modules = sorted((PACKAGE / "sandbox").glob("*.py"))
+        self.assertGreater(len(modules), 8)
+        for path in modules:
+            twisted = sorted(n for n in importsOf(path) if n == "twisted" or n.startswith("twisted."))
+            self.assertEqual(bool(twisted), path.name == "program.py", f"{path.name} imports {twisted}")
+
     def test_noModuleOverFourHundredLines(self) -> None:
         """A module fits in a head: split by role before one grows past 400 lines."""
         sizes = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}

@@ -294,6 +294,8 @@ class EndToEndTests(SynchronousTestCase):
         )
         stats = data["stats_player1"]
         self.assertEqual((data["games_played"], data["void_games"], stats["games"]), (20, [], 20), output)
+        self.assertEqual(data["sandbox"], "bubblewrap sandbox")  # real socha players, each game in its sandbox
+        self.assertEqual([p["irregular_losses"] for p in data["players"]], [{}, {}], output)  # nobody lost on time
         self.assertGreater(stats["score"], 0.5, output)
         self.assertTrue(stats["significant"], output)
         self.assertIn("p1 is significantly stronger", output)

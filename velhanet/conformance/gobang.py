@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from velhanet.conformance.base import ConformanceCase, Target, rule
@@ -32,9 +33,12 @@ class Agent:
         cwd: str | None = None,
         byteOrderName: str = "native",
         delay: float = 0.0,
+        prefix: Sequence[str] = (),
     ) -> None:
+        """``prefix``: how to start it beside a sandboxed server (in its PID namespace, ``nsenter …``)."""
+        agent = [sys.executable, "-m", "velhanet.conformance.gobangagent", directory, str(serverPid), str(opcode)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "velhanet.conformance.gobangagent", directory, str(serverPid), str(opcode), *script],
+            [*prefix, *agent, *script],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -79,12 +83,17 @@ def serverFifos(target: Target) -> list[Path]:
     )
 
 
+def serverPid(target: Target) -> int:
+    """The server's pid as this machine numbers it (a sandboxed server has its own numbers: its FIFO's)."""
+    return int(target.extra.get("hostPid") or target.pid)
+
+
 def canTest(target: Target) -> str | None:
     if target.pid <= 0:
         return "--target must be the server's process id"
     if not Path(target.fifoDir).is_dir():  # first: a mistyped directory is the likelier slip
         return f"the FIFO directory {target.fifoDir} does not exist"
-    if not isAlive(target.pid):
+    if not isAlive(serverPid(target)):
         return f"no process with pid {target.pid}"
     if not serverFifos(target):
         return f"process {target.pid} has no FIFO gbs.{target.pid:05d} in {target.fifoDir}"
@@ -93,7 +102,7 @@ def canTest(target: Target) -> str | None:
 
 def probe(target: Target) -> str | None:
     """Still serving: the process runs and its FIFO exists."""
-    if not isAlive(target.pid):
+    if not isAlive(serverPid(target)):
         return f"process {target.pid} has ended"
     if not serverFifos(target):
         return f"its FIFO in {target.fifoDir} is gone"
@@ -112,6 +121,7 @@ class GobangConformance(ConformanceCase):
             cwd=self.target.extra.get("cwd"),
             byteOrderName=self.target.extra.get("byteOrder", "native"),
             delay=delay,
+            prefix=self.target.extra.get("agentPrefix", ()),
         )
         self.addCleanup(agent.stop)
         return agent
@@ -228,7 +238,9 @@ class GobangConformance(ConformanceCase):
         if not self.target.extra.get("destructive"):
             self.skipTest("stops the server: run with --destructive")
         path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"
-        code, _, _ = Agent(self.target.fifoDir, self.target.pid, 15, cwd=self.target.extra.get("cwd")).finish(5)
+        extra, prefix = self.target.extra, self.target.extra.get("agentPrefix", ())
+        agent = Agent(self.target.fifoDir, self.target.pid, 15, cwd=extra.get("cwd"), prefix=prefix)
+        code, _, _ = agent.finish(5)
         for _ in range(50):
             if not path.exists():
                 break

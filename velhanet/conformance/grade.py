@@ -16,22 +16,23 @@ socha-player          ``{port}``: the server to join (the command is started
                       once for the game the checks play)
 ====================  =====================================================
 
-For each submission the program is started, the family's checks run against
-it, the program is stopped, and its report is written to ``--out`` as JSON and
-JUnit XML, with everything the program printed (``STUDENT.log``); at the end a
-table with one line per student. A program that ends before it could be
+For each submission the program is started in its sandbox (``velhanet.sandbox``:
+it sees its own folder as a private copy and nothing of its classmates', reaches
+only the checker, and is held to the ``--limit-*`` limits), the family's checks
+run against it from inside its network, the program is stopped, and its report
+is written to ``--out`` as JSON and JUnit XML, with everything the program
+printed (``STUDENT.log``, up to the output limit); at the end a table with one
+line per student. A program that breaks a limit fails, with the cause
+(``killed: more than 64 processes``). A program that ends before it could be
 tested (a command not found, a crash at start) is "cannot test" with its exit
-status and the last line it printed. The exit status is
-0 when every program could be tested and passed, 1 otherwise.
+status and the last line it printed. The exit status is 0 when every program
+could be tested and passed, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +44,9 @@ from velhanet.conformance import velha
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN, Target
 from velhanet.conformance.report import jsonReport, junitXml, parseArguments, targetFrom
 from velhanet.conformance.runner import FAMILIES, Report, runChecks
+from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
+from velhanet.sandbox.bench import enterBench
+from velhanet.sandbox.blocking import BlockingProgram, SandboxStartFailed
 from velhanet.startup import ArgumentParser
 
 RUN_FILE = "velhanet-run"
@@ -58,8 +62,16 @@ class Graded:
         report = self.report
         counts = [str(report.count(status)) for status in (PASS, FAIL, WARN, SKIP, NOT_RUN)]
         verdict = "fail" if report.count(FAIL) else "pass"
+        program = report.program
+        if program is not None and program.brokeALimit:
+            verdict = f"fail: {program.cause}"
         if report.cannotTest:
             verdict = f"cannot test: {report.cannotTest}"
+            if program is not None and program.brokeALimit:
+                verdict = f"fail: {program.cause}"
+        notes = program.notes() if program is not None else []
+        if notes:
+            verdict += f" ({'; '.join(notes)})"
         return [self.student, *counts, verdict]
 
 
@@ -69,18 +81,18 @@ def freePort(kind: int = socket.SOCK_STREAM) -> int:
         return int(probe.getsockname()[1])
 
 
-def _waitForTcp(port: int, process: subprocess.Popen[bytes]) -> None:
+def _waitForTcp(port: int, program: BlockingProgram) -> None:
     deadline = time.monotonic() + START_WAIT
-    while time.monotonic() < deadline and process.poll() is None:
+    while time.monotonic() < deadline and program.poll() is None and not program.brokeALimit:
         with contextlib.suppress(OSError):
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
             return
         time.sleep(0.1)
 
 
-def _waitForFifo(directory: Path, process: subprocess.Popen[bytes]) -> int:
+def _waitForFifo(directory: Path, program: BlockingProgram) -> int:
     deadline = time.monotonic() + START_WAIT
-    while time.monotonic() < deadline and process.poll() is None:
+    while time.monotonic() < deadline and program.poll() is None and not program.brokeALimit:
         for path in directory.iterdir():
             if path.name.startswith("gbs") and path.name[4:].isdigit():
                 return int(path.name[4:])
@@ -88,32 +100,22 @@ def _waitForFifo(directory: Path, process: subprocess.Popen[bytes]) -> int:
     return 0
 
 
-def _waitForPeer(chosen: Target, process: subprocess.Popen[bytes]) -> None:
+def _waitForPeer(chosen: Target, program: BlockingProgram) -> None:
     """Until something listens on the peer's UDP port (or the wait is over: canTest then says so)."""
     deadline = time.monotonic() + START_WAIT
-    while time.monotonic() < deadline and process.poll() is None and velha.canTest(chosen) is not None:
+    while time.monotonic() < deadline and program.poll() is None and velha.canTest(chosen) is not None:
         time.sleep(0.2)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-def _exitedEarly(family: str, submission: Path, process: subprocess.Popen[bytes], log: Path | None) -> Report | None:
-    """A program that ended before it could be tested: the report says so, with the last line it printed."""
-    status = process.poll()
-    if status is None:
+def _exitedEarly(family: str, submission: Path, program: BlockingProgram, log: Path | None) -> Report | None:
+    """A program that ended (or was stopped) before it could be tested: the report says so."""
+    status = program.poll()
+    if status is None and not program.brokeALimit:
         return None
     report = Report(family, str(submission))
+    if program.brokeALimit:
+        report.cannotTest = "the program was stopped before it could be tested"
+        return report
     said = ""
     if log is not None:
         with contextlib.suppress(OSError):
@@ -125,8 +127,16 @@ def _exitedEarly(family: str, submission: Path, process: subprocess.Popen[bytes]
     return report
 
 
-def gradeOne(family: str, submission: Path, index: int, options: list[str], log: Path | None = None) -> Report:
-    """Start one submission, check it, stop it; its output goes to ``log`` (or nowhere)."""
+def gradeOne(
+    family: str,
+    submission: Path,
+    index: int,
+    options: list[str],
+    log: Path | None = None,
+    sandbox: Sandbox | None = None,
+) -> Report:
+    """Start one submission (in its sandbox), check it from inside its network, stop it; its output goes to ``log``."""
+    sandbox = sandbox or Sandbox.forCommand(settingsFrom(parseArguments(["gambit"])), say=lambda line: None)
     runFile = submission / RUN_FILE
     if not runFile.exists():
         report = Report(family, str(submission))
@@ -135,11 +145,13 @@ def gradeOne(family: str, submission: Path, index: int, options: list[str], log:
     template = runFile.read_text(encoding="utf-8").strip()
     values = {"port": "", "fifo_dir": "", "address": "", "announce": ""}
     arguments: list[str] = []
+    shared: list[Path] = []
     if family in ("gambit", "socha"):
         values["port"] = str(freePort())
         arguments = ["--target", f"127.0.0.1:{values['port']}"]
     elif family == "gobang":
         values["fifo_dir"] = tempfile.mkdtemp(prefix="velhanet-grade-")
+        shared.append(Path(values["fifo_dir"]))
     elif family == "velha":
         net = f"127.0.{100 + index % 100}"
         values.update(address=f"{net}.2", announce=f"{net}.1", port=str(freePort(socket.SOCK_DGRAM)))
@@ -147,36 +159,40 @@ def gradeOne(family: str, submission: Path, index: int, options: list[str], log:
         arguments += ["--port", values["port"]]
     if family == "socha-player":
         chosen = targetFrom(parseArguments([family, "--command", template, *options]))
-        chosen.extra["cwd"] = str(submission)
-        return runChecks(family, chosen)
+        chosen.extra.update(cwd=str(submission), folder=submission, sandbox=sandbox, log=log)
+        report = runChecks(family, chosen)
+        report.program = chosen.extra.get("verdict")
+        return report
     command = template
     for name, value in values.items():
         command = command.replace("{" + name + "}", value)
-    output = log.open("wb") if log is not None else subprocess.DEVNULL
     try:
-        process = subprocess.Popen(
-            command, shell=True, cwd=submission, start_new_session=True, stdout=output, stderr=subprocess.STDOUT
-        )
-    finally:
-        if not isinstance(output, int):
-            output.close()  # the program has its own copy
-    try:
-        if family == "gobang":
-            pid = _waitForFifo(Path(values["fifo_dir"]), process)
-            arguments = ["--target", str(pid), "--fifo-dir", values["fifo_dir"], "--destructive"]
-        elif family != "velha":
-            _waitForTcp(int(values["port"]), process)
-        chosen = targetFrom(parseArguments([family, *arguments, *options]))
-        if family == "velha":
-            _waitForPeer(chosen, process)
-        early = _exitedEarly(family, submission, process, log)
-        if early is not None:
-            return early
-        report = runChecks(family, chosen)
-        report.target = f"{submission.name}: {report.target}"
+        program = BlockingProgram(sandbox, ["/bin/sh", "-c", command], folder=submission, shared=shared, output=log)
+    except SandboxStartFailed as error:
+        report = Report(family, str(submission))
+        report.cannotTest = str(error)
         return report
+    checked: Report | None = None
+    try:
+        with program.network():
+            if family == "gobang":
+                pid = _waitForFifo(Path(values["fifo_dir"]), program)
+                arguments = ["--target", str(pid), "--fifo-dir", values["fifo_dir"], "--destructive"]
+            elif family != "velha":
+                _waitForTcp(int(values["port"]), program)
+            chosen = targetFrom(parseArguments([family, *arguments, *options]))
+            if family == "gobang":
+                chosen.extra.update(hostPid=program.hostPid(chosen.pid), agentPrefix=program.inPidNamespace())
+            if family == "velha":
+                _waitForPeer(chosen, program)
+            checked = _exitedEarly(family, submission, program, log)
+            if checked is None:
+                checked = runChecks(family, chosen)
+                checked.target = f"{submission.name}: {checked.target}"
     finally:
-        _stop(process)
+        verdict = program.stop()
+    checked.program = verdict
+    return checked
 
 
 def formatTable(graded: list[Graded]) -> str:
@@ -203,23 +219,32 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     parser.add_argument("folder", metavar="DIR", help="one subdirectory per student")
     parser.add_argument("--out", default="velhanet-grades", help="where the reports go (default: ./%(default)s)")
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
+    addSandboxArguments(parser)
     arguments = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not Path(arguments.folder).is_dir():
         parser.error(f"{arguments.folder} is not a directory")
     options = ["--strict"] if arguments.strict else []
-    outDir = Path(arguments.out)
+    if arguments.sandbox != "off":
+        enterBench(privateNetwork=True)  # before any thread; the checks run inside each program's network
+    try:
+        sandbox = Sandbox.forCommand(settingsFrom(arguments), say=lambda line: print(f"velhanet-grade: {line}"))
+    except SandboxUnavailable as error:
+        print(f"velhanet-grade: {error}", file=sys.stderr)
+        sys.exit(1)
+    print(f"velhanet-grade: {sandbox.describe()}", file=out, flush=True)
+    outDir = Path(arguments.out).resolve()  # trial's runner changes directory while the checks run
     outDir.mkdir(parents=True, exist_ok=True)
     graded = []
-    submissions = sorted(path for path in Path(arguments.folder).iterdir() if path.is_dir())
+    submissions = sorted(path for path in Path(arguments.folder).resolve().iterdir() if path.is_dir())
     for index, submission in enumerate(submissions):
         print(f"checking {submission.name} ...", file=out, flush=True)
-        report = gradeOne(arguments.family, submission, index, options, outDir / f"{submission.name}.log")
+        report = gradeOne(arguments.family, submission, index, options, outDir / f"{submission.name}.log", sandbox)
         graded.append(Graded(submission.name, report))
         (outDir / f"{submission.name}.json").write_text(jsonReport(report) + "\n", encoding="utf-8")
         (outDir / f"{submission.name}.xml").write_bytes(junitXml(report))
     print(formatTable(graded), file=out)
     print(f"reports in {outDir}/ (per student: a JSON and a JUnit XML report, and the program's output)", file=out)
-    ok = all(not g.report.cannotTest and not g.report.count(FAIL) for g in graded)
+    ok = all(not g.report.cannotTest and not g.report.count(FAIL) and not g.report.brokeALimit for g in graded)
     sys.exit(0 if ok else 1)
 
 

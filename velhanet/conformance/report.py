@@ -22,6 +22,8 @@ from xml.etree.ElementTree import Element, SubElement, tostring
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN, Target
 from velhanet.conformance.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, selected, summary
+from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
+from velhanet.sandbox.bench import enterBench
 from velhanet.startup import ArgumentParser
 
 DEFAULT_PORTS = {"velha": 20181, "gambit": 22022, "socha": 13050, "socha-player": 0, "gobang": 0}
@@ -41,13 +43,29 @@ def outcomeLine(outcome: Outcome) -> str:
     return line
 
 
+def programLines(report: Report) -> list[str]:
+    """What the program's sandbox says: the limit it broke (it then fails), what else it saw, what was on."""
+    verdict = report.program
+    if verdict is None:
+        return []
+    lines = []
+    if verdict.cause:
+        lines.append("FAIL     the program stays within its sandbox's limits  [docs/security.md#sandbox-limits]")
+        lines.append(f"         -> {verdict.cause}")
+    lines += [f"note: {note}" for note in verdict.notes()]
+    lines.append(f"sandbox: {verdict.enforcement}")
+    return lines
+
+
 def formatReport(report: Report) -> str:
     lines = [f"velhanet-check {report.family}: {report.target}"]
     if report.cannotTest:
         lines.append(f"cannot test: {report.cannotTest}")
+        lines += programLines(report)
         lines.append("nothing was graded")
         return "\n".join(lines)
     lines += [outcomeLine(outcome) for outcome in report.outcomes]
+    lines += programLines(report)
     lines.append(summary(report))
     return "\n".join(lines)
 
@@ -58,8 +76,8 @@ def junitXml(report: Report) -> bytes:
         "testsuite",
         {
             "name": f"velhanet-check.{report.family}",
-            "tests": str(len(report.outcomes)),
-            "failures": str(report.count(FAIL)),
+            "tests": str(len(report.outcomes) + report.brokeALimit),
+            "failures": str(report.count(FAIL) + report.brokeALimit),
             "errors": "1" if report.cannotTest else "0",
             "skipped": str(report.count(SKIP) + report.count(NOT_RUN)),
         },
@@ -79,6 +97,13 @@ def junitXml(report: Report) -> bytes:
             SubElement(case, "skipped", {"message": f"{outcome.status}: {outcome.reason}"})
         elif outcome.status == WARN:
             SubElement(case, "system-err").text = f"WARN: {outcome.reason}"
+    verdict = report.program
+    if verdict is not None and verdict.brokeALimit:
+        case = SubElement(suite, "testcase", {"classname": report.family, "name": "sandbox-limits"})
+        SubElement(case, "system-out").text = f"the program stays within its sandbox's limits ({verdict.enforcement})"
+        SubElement(case, "failure", {"message": verdict.cause})
+    if verdict is not None and verdict.notes():
+        SubElement(suite, "system-out").text = "\n".join(verdict.notes())
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(suite, encoding="utf-8")
 
 
@@ -89,6 +114,7 @@ def jsonReport(report: Report) -> str:
             "target": report.target,
             "cannotTest": report.cannotTest or None,
             "exitStatus": report.exitStatus,
+            "program": report.program.asDict() if report.program is not None else None,
             "counts": {status: report.count(status) for status in VERDICTS},
             "rules": [
                 {
@@ -170,6 +196,7 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON (default: none)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary (and FAIL lines)")
+    addSandboxArguments(parser)
     arguments = parser.parse_args(argv)
     if arguments.only:
         anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
@@ -200,6 +227,7 @@ def targetFrom(arguments: argparse.Namespace) -> Target:
     chosen.extra["moveDelay"] = arguments.move_delay
     chosen.extra["startGrace"] = arguments.start_grace
     chosen.extra["cwd"] = os.getcwd()  # trial's runner changes directory; commands run from here
+    chosen.extra["sandboxSettings"] = settingsFrom(arguments)
     if arguments.timeout is not None:
         chosen.timeout = arguments.timeout
     elif arguments.family == "velha":
@@ -215,12 +243,18 @@ def check(arguments: argparse.Namespace, out: TextIO) -> Report:
             print(outcomeLine(outcome), file=out, flush=True)
 
     chosen = targetFrom(arguments)
+    if arguments.family == "socha-player":
+        # the one family whose program velhanet starts: through the sandbox
+        settings = chosen.extra["sandboxSettings"]
+        chosen.extra["sandbox"] = Sandbox.forCommand(settings, say=lambda line: print(line, file=out))
     print(f"velhanet-check {arguments.family}: {chosen.describe()}", file=out, flush=True)
     report = runChecks(arguments.family, chosen, arguments.only, progress)
+    report.program = chosen.extra.get("verdict")
     if report.cannotTest:
-        print(f"cannot test: {report.cannotTest}\nnothing was graded", file=out)
-    else:
-        print(summary(report), file=out)
+        print(f"cannot test: {report.cannotTest}", file=out)
+    for line in programLines(report):
+        print(line, file=out)
+    print("nothing was graded" if report.cannotTest else summary(report), file=out)
     if arguments.junit_xml:
         Path(arguments.junit_xml).write_bytes(junitXml(report))
     if arguments.json:
@@ -230,7 +264,13 @@ def check(arguments: argparse.Namespace, out: TextIO) -> Report:
 
 def main(argv: list[str] | None = None) -> None:
     arguments = parseArguments(sys.argv[1:] if argv is None else argv)
-    sys.exit(check(arguments, sys.stdout).exitStatus)
+    if arguments.family == "socha-player" and arguments.sandbox != "off":
+        enterBench()  # before any thread: an ordinary user's sandbox needs it
+    try:
+        sys.exit(check(arguments, sys.stdout).exitStatus)
+    except SandboxUnavailable as error:
+        print(f"velhanet-check: {error}", file=sys.stderr)
+        sys.exit(3)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from velhanet.conformance.base import (
     parseNotRun,
     setTarget,
 )
+from velhanet.sandbox.verdict import Verdict
 
 FAMILIES = {
     "velha": "velhanet.conformance.velha",
@@ -87,16 +88,22 @@ class Report:
     outcomes: list[Outcome] = field(default_factory=list)
     cannotTest: str = ""
     """Why nothing could be checked; empty when the checks ran."""
+    program: Verdict | None = None
+    """How the program velhanet started for the checks ended (in its sandbox), if it started one."""
 
     def count(self, status: str) -> int:
         return sum(outcome.status == status for outcome in self.outcomes)
 
     @property
+    def brokeALimit(self) -> bool:
+        return self.program is not None and self.program.brokeALimit
+
+    @property
     def exitStatus(self) -> int:
-        """0: nothing failed; 1: a rule failed; 3: the target could not be tested."""
+        """0: nothing failed; 1: a rule failed or the program broke a limit; 3: the target could not be tested."""
         if self.cannotTest:
             return 3
-        return 1 if self.count(FAIL) else 0
+        return 1 if self.count(FAIL) or self.brokeALimit else 0
 
 
 class _OneResult(reporter.TestResult):

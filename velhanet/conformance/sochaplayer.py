@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -24,6 +24,9 @@ from twisted.internet.task import deferLater
 from twisted.trial.unittest import SkipTest, TestCase
 
 from velhanet.conformance.base import NotRun, Target, rule, target
+from velhanet.sandbox import Sandbox, SandboxSettings
+from velhanet.sandbox.jail import programFolder
+from velhanet.sandbox.program import spawn
 from velhanet.socha.player import BotPlayer
 from velhanet.socha.protocol import SochaFactory, SochaProtocol
 
@@ -93,13 +96,20 @@ class SochaPlayerConformance(TestCase):
         command = chosen.command.replace("{port}", str(number))
         if "{port}" not in chosen.command:
             command += f" --port {number}"
-        process = subprocess.Popen(
-            shlex.split(command),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            cwd=chosen.extra.get("cwd"),
-        )
+        sandbox: Sandbox = chosen.extra.get("sandbox") or Sandbox.forCommand(SandboxSettings(), say=lambda line: None)
+        cwd = Path(chosen.extra.get("cwd") or os.getcwd())
+        argv = shlex.split(command)
+        folder = chosen.extra.get("folder") or programFolder(argv, cwd)
+        log = chosen.extra.get("log")
+        try:
+            output = open(log, "wb") if log else None  # noqa: SIM115 (the program's end closes it)
+            reach = [("127.0.0.1", number)]
+            process = spawn(sandbox, reactor, argv, folder=folder, cwd=cwd, reach=reach, output=output)
+        except OSError as error:
+            yield port.stopListening()
+            record.output = f"cannot start the player: {error}"
+            _record = record
+            return record
         try:
             for _ in range(100):
                 if lobby.lobby.rooms:
@@ -116,7 +126,7 @@ class SochaPlayerConformance(TestCase):
                 record.result = bot.result
                 record.playerTeam = "TWO" if bot.team == "ONE" else "ONE"
             for _ in range(150):
-                if process.poll() is not None and all(
+                if process.verdict is not None and all(
                     c.transport is None or not getattr(c.transport, "connected", False)
                     for c in lobby.everyConnection[:1]
                 ):
@@ -124,10 +134,12 @@ class SochaPlayerConformance(TestCase):
                 yield deferLater(reactor, 0.1, lambda: None)
             record.closedAfterLeft = bool(lobby.everyConnection) and lobby.everyConnection[0].closedAfterLeft
         finally:
-            if process.poll() is None:
-                process.kill()
-            record.exitStatus = process.wait()
-            record.output = process.stdout.read() if process.stdout else ""
+            if process.verdict is None:
+                process.stop()
+            verdict = yield process.ended
+            chosen.extra["verdict"] = verdict
+            record.exitStatus = verdict.status
+            record.output = process.tail.decode("utf-8", "replace")
             yield port.stopListening()
         _record = record
         return record

@@ -6,7 +6,8 @@ The player is velhanet's own L{BotPlayer} (``velhanet/socha/player.py``,
 about sixty lines to read and copy): on connecting it writes ``<protocol>``
 and ``<join/>`` (or ``<joinPrepared reservationCode="…"/>``), keeps the
 position of every memento, answers every moveRequest with a legal move
-(random among them: replace that one line with your strategy) and closes
+(random among them, or with ``--greedy`` the one that leaves its heaviest
+swarm heaviest: ``BotPlayer.chooseMove``, replace it with your strategy) and closes
 the connection after ``<left/>``. This module only starts it and says how
 the game went; it exits 0 when the game ended with ``<left/>``, 1 when it
 could not connect or the server closed the connection first.
@@ -84,12 +85,17 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         help="join the prepared game this reservation code belongs to (default: <join/>, any open room)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the random move choice (default 0)")
+    parser.add_argument(
+        "--greedy",
+        action="store_true",
+        help="play the move that makes its own heaviest swarm heaviest (the Piranhas goal), not a random one",
+    )
     return parser.parse_args(argv)
 
 
 async def play(reactor: object, arguments: argparse.Namespace) -> int:
     """Connect, play one game, and return the exit status."""
-    player = ExamplePlayer(arguments.seed, arguments.reservation)
+    player = ExamplePlayer(arguments.seed, arguments.reservation, arguments.greedy)
     endpoint = TCP4ClientEndpoint(reactor, arguments.host, arguments.port, timeout=10)
     try:
         await connectProtocol(endpoint, player)

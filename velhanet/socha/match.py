@@ -42,16 +42,32 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
 
+from velhanet.sandbox import Sandbox, SandboxUnavailable, settingsFrom
+from velhanet.sandbox.bench import enterBench
+from velhanet.sandbox.program import SandboxedProgram, spawn
 from velhanet.socha.adminprotocol import TEAMS, AdminError
 from velhanet.socha.matchgame import GameWatcher, PlayerProcess
+from velhanet.socha.matchoptions import folderOf, matchParser, parseArguments, serverCommand
 from velhanet.socha.matchstats import GameResult, commandLine, gameSeed, otherTeam, report, sides, statsOf, summary
+
+__all__ = ["GameWatcher", "Match", "PlayerProcess", "main", "matchParser", "parseArguments", "serverCommand"]
 
 
 class Match:
     """The games of a match, K at a time, and their results."""
 
-    def __init__(self, reactor: Any, arguments: argparse.Namespace, host: str, port: int, password: str) -> None:
+    def __init__(
+        self,
+        reactor: Any,
+        arguments: argparse.Namespace,
+        host: str,
+        port: int,
+        password: str,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.reactor, self.arguments = reactor, arguments
+        self.sandbox = sandbox or Sandbox.forCommand(settingsFrom(arguments), say=lambda line: None)
+        self.folders = [folderOf(arguments.dir1, arguments.command1), folderOf(arguments.dir2, arguments.command2)]
         self.host, self.port, self.password = host, port, password
         self.results: list[GameResult] = []
         self.next = 0
@@ -97,7 +113,9 @@ class Match:
     def summaryData(self, interrupted: bool) -> dict[str, Any]:
         commands = (self.arguments.command1, self.arguments.command2)
         results = sorted(self.results, key=lambda result: result.game)
-        return summary(results, commands, self.arguments.games, interrupted)
+        data = summary(results, commands, self.arguments.games, interrupted)
+        data["sandbox"] = self.sandbox.describe()
+        return data
 
     def writeSummary(self, interrupted: bool) -> None:
         """``summary.json`` as it stands, rewritten after each game (replaced at once, never half written)."""
@@ -117,27 +135,39 @@ class Match:
         self.watchers.add(watcher)
         done: Deferred[None] = Deferred()
         watcher.done.addBoth(lambda _: None if done.called else done.callback(None))
-        players: list[PlayerProcess] = [PlayerProcess(None), PlayerProcess(None)]
+        players: list[SandboxedProgram | PlayerProcess] = [PlayerProcess(None), PlayerProcess(None)]
         crashed: list[int] = []
+        brokeAt: dict[int, int] = {}
         for team, player in enumerate(order):
             log = open(self.logDir / f"game-{game:04d}-p{player + 1}.log", "wb") if self.logDir else None  # noqa: SIM115
-            process = players[player] = PlayerProcess(log)
             template = [a.command1, a.command2][player]
             argv = commandLine(template, self.host, self.port, codes[team], gameSeed(a.seed, game))
             try:
-                self.reactor.spawnProcess(process, argv[0], argv, env=dict(os.environ))
+                process: SandboxedProgram | PlayerProcess = spawn(
+                    self.sandbox,
+                    self.reactor,
+                    argv,
+                    folder=self.folders[player],
+                    cwd=Path.cwd(),
+                    reach=[(self.host, self.port)],
+                    output=log,
+                )
             except OSError as error:
+                process = PlayerProcess(None)
                 process.status = 127
                 process.ended.callback(127)
                 print(f"\ncannot start p{player + 1}: {error}", file=sys.stderr)
+            players[player] = process
 
-            def exited(status: int, player: int = player) -> None:
+            def exited(ending: object, player: int = player) -> None:
+                if getattr(players[player], "verdict", None) is not None and players[player].verdict.brokeALimit:  # type: ignore[union-attr]
+                    brokeAt[player] = max(len(watcher.moments) - 1, 0)
                 if watcher.result is None and not done.called:
-                    self.reactor.callLater(a.grace, crashedIfNoResult, player, status)
+                    self.reactor.callLater(a.grace, crashedIfNoResult, player)
 
             process.ended.addCallback(exited)
 
-        def crashedIfNoResult(player: int, status: int) -> None:
+        def crashedIfNoResult(player: int) -> None:
             if watcher.result is None and not done.called:
                 # Every player gone by now: when both are, neither lost to the other.
                 crashed.extend(p for p in (0, 1) if players[p].status is not None)
@@ -155,17 +185,42 @@ class Match:
         for process in players:
             if process.status is None:
                 self.reactor.callLater(a.grace, process.stop)
-        await DeferredList([process.ended for process in players], consumeErrors=True)
-        return self.judge(game, watcher, players, crashed), "".join(watcher.packets)
+        await DeferredList([process.ended for process in players], consumeErrors=True)  # type: ignore[misc]
+        return self.judge(game, watcher, players, crashed, brokeAt), "".join(watcher.packets)
 
-    def judge(self, game: int, watcher: GameWatcher, players: list[PlayerProcess], crashed: list[int]) -> GameResult:
+    def judge(
+        self,
+        game: int,
+        watcher: GameWatcher,
+        players: list[Any],
+        crashed: list[int],
+        brokeAt: dict[int, int] | None = None,
+    ) -> GameResult:
+        """What the game was: who won and why, from what the observer saw and how the programs ended."""
         order = sides(game)
         result = GameResult(game, order[0], moves=max(len(watcher.moments) - 1, 0), position=watcher.position)
         for turn in range(1, len(watcher.moments)):
             mover = order[TEAMS.index(watcher.startTeam if turn % 2 == 1 else otherTeam(watcher.startTeam))]
             result.answerTimes[mover].append(watcher.moments[turn] - watcher.moments[turn - 1])
+        verdicts = [getattr(process, "verdict", None) for process in players]
+        for player, verdict in enumerate(verdicts):
+            if verdict is not None:
+                result.notes += [f"p{player + 1}: {note}" for note in verdict.notes()]
         winner = watcher.result.find("winner") if watcher.result is not None else None
         reason = " ".join((winner.get("reason", "") if winner is not None else "").split())
+        broke = [player for player, verdict in enumerate(verdicts) if verdict is not None and verdict.brokeALimit]
+        if len(broke) == 1:
+            loser = broke[0]
+            cause = verdicts[loser].cause  # type: ignore[union-attr]
+            result.winner, result.lossKind = 1 - loser, "limit"
+            result.reason = f"p{loser + 1} {cause} (move {(brokeAt or {}).get(loser, result.moves)})"
+            return result
+        if len(broke) == 2:
+            result.void, result.lossKind = True, "void"
+            result.reason = "both players broke a limit: " + "; ".join(
+                f"p{player + 1} {verdicts[player].cause}" for player in broke  # type: ignore[union-attr]
+            )
+            return result
         if len(set(crashed)) == 1:
             loser = crashed[0]
             status = players[loser].status
@@ -220,80 +275,6 @@ class Match:
         print(line, end="", file=sys.stderr, flush=True)
 
 
-def matchParser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="socha-match",
-        description="Play games between two Software-Challenge player programs and say which is stronger. "
-        "Placeholders in the commands: {host}, {port}, {reservation}, {seed}.",
-    )
-    parser.add_argument(
-        "command1",
-        metavar="COMMAND1",
-        help="player 1's command line, e.g. 'python -m "
-        "velhanet.socha.example --host {host} --port {port} --reservation {reservation}'",
-    )
-    parser.add_argument("command2", metavar="COMMAND2", help="player 2's command line, the same placeholders")
-    parser.add_argument("--games", type=int, default=10, help="how many games (default: %(default)s)")
-    parser.add_argument("--parallel", type=int, default=1, help="games played at once (default: %(default)s)")
-    parser.add_argument(
-        "--server", default=None, help="HOST:PORT of a running server; needs --password (default: start one)"
-    )
-    parser.add_argument("--password", default=None, help="the --server's admin password (default: %(default)s)")
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="the first pair's seed: the {seed} of both players and the start position; each pair of games "
-        "shares one, the next pair adds 1 (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--log-dir", default=None, help="where game XML logs and summary.json go (default: %(default)s)"
-    )
-    parser.add_argument("--no-timeout", action="store_true", help="no move time limits (default: off)")
-    parser.add_argument(
-        "--web",
-        default=None,
-        metavar="ENDPOINT",
-        help="watch the games live: the started server's spectators' site on this endpoint, a bare port "
-        "on 127.0.0.1 only; not with --server (default: off)",
-    )
-    parser.add_argument(
-        "--grace", type=float, default=3.0, help="seconds a result may follow a player's exit (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--join-timeout", type=float, default=30.0, help="seconds for both to join (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--game-timeout", type=float, default=900.0, help="seconds a game may take (default: %(default)s)"
-    )
-    return parser
-
-
-def parseArguments(argv: list[str]) -> argparse.Namespace:
-    parser = matchParser()
-    arguments = parser.parse_args(argv)
-    if arguments.server and not arguments.password:
-        parser.error("--server needs --password")
-    if arguments.server and arguments.web:
-        parser.error("--web is for the server socha-match starts; a --server has its own")
-    if not 0 <= arguments.seed < 10**17:
-        parser.error(f"--seed must be a number from 0 to 10**17 - 1, not {arguments.seed}")
-    return arguments
-
-
-def serverCommand(arguments: argparse.Namespace, port: int, password: str) -> list[str]:
-    """The ``twistd -n socha-server`` the runner starts (``--web``: prepared games shown, they are the match)."""
-    twistd = "from twisted.scripts.twistd import run; run()"
-    listen = f"tcp:{port}:interface=127.0.0.1"
-    argv = [sys.executable, "-c", twistd, "-n", "--pidfile=", "-l", "-", "socha-server", "--listen", listen]
-    argv += ["--password", password]
-    if arguments.no_timeout:
-        argv.append("--no-timeout")
-    if arguments.web:
-        argv += ["--web", arguments.web, "--web-show-prepared"]
-    return argv
-
-
 async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str, int, str, PlayerProcess | None]:
     if arguments.server:
         host, _, port = arguments.server.rpartition(":")
@@ -324,11 +305,17 @@ async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str,
 
 async def run(reactor: Any, arguments: argparse.Namespace) -> None:
     try:
+        settings = settingsFrom(arguments)
+        sandbox = Sandbox.forCommand(settings, say=lambda line: print(f"socha-match: {line}", file=sys.stderr))
+    except SandboxUnavailable as error:
+        print(f"socha-match: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
+    try:
         host, port, password, server = await startServer(reactor, arguments)
     except AdminError as error:
         print(f"socha-match: {error}", file=sys.stderr)
         raise SystemExit(1) from None
-    match = Match(reactor, arguments, host, port, password)
+    match = Match(reactor, arguments, host, port, password, sandbox)
     interrupted = False
 
     def onSignal(signum: int, frame: object) -> None:
@@ -371,6 +358,8 @@ def main(argv: list[str] | None = None) -> None:
     from twisted.internet.task import react
 
     arguments = parseArguments(sys.argv[1:] if argv is None else argv)
+    if arguments.sandbox != "off":
+        enterBench()  # before the reactor starts a thread: an ordinary user's sandboxes need it
     react(lambda reactor: ensureDeferred(run(reactor, arguments)))
 
 

@@ -204,11 +204,14 @@ class GameResult:
     void: bool = False
     reason: str = ""
     lossKind: str = ""
-    """``time``, ``rule``, ``crash``, ``no-join``, ``deadline``, ``irregular`` or ``""`` (a regular end)."""
+    """``time``, ``rule``, ``limit`` (the sandbox stopped it), ``crash``, ``no-join``, ``deadline``,
+    ``irregular`` or ``""`` (a regular end)."""
     moves: int = 0
     position: str = ""
     """The start position's fingerprint (the same for both games of a pair on a server that keeps seeds)."""
     answerTimes: list[list[float]] = field(default_factory=lambda: [[], []])
+    notes: list[str] = field(default_factory=list)
+    """What the sandbox saw that changes no result: ``p2: output cut at 1 MiB``, a process left running."""
 
     def pointsOf(self, player: int) -> float:
         return 0.5 if self.winner is None else float(self.winner == player)
@@ -244,6 +247,7 @@ def summary(results: list[GameResult], commands: tuple[str, str], requested: int
                 "as_team_two": _wld([r for r in games if r.teamOne != player], player),
                 "irregular_losses": losses,
                 "loss_reasons": sorted({r.reason for r in games if r.winner == 1 - player and r.lossKind}),
+                "sandbox_notes": sorted({n[4:] for r in results for n in r.notes if n[:4] == f"p{player + 1}: "}),
                 "average_answer_s": sum(times) / len(times) if times else None,
                 "worst_answer_s": max(times) if times else None,
             }
@@ -276,6 +280,7 @@ def report(data: dict[str, Any], results: list[GameResult]) -> list[str]:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(player["irregular_losses"].items())) or "none"
         lines.append(f"  irregular losses: {kinds}")
         lines.extend(f"    reason: {reason}" for reason in player["loss_reasons"])
+        lines.extend(f"  sandbox: {note}" for note in player.get("sandbox_notes", []))
         if player["average_answer_s"] is not None:
             average, worst = player["average_answer_s"] * 1000, player["worst_answer_s"] * 1000
             lines.append(f"  answer time: average {average:.1f} ms, worst {worst:.1f} ms (as seen by an observer)")

@@ -15,7 +15,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import Protocol
 from twisted.python.failure import Failure
 
-from velhanet.games.piranhas import FIELD_VALUES, SIZE, PiranhasState
+from velhanet.games.piranhas import FIELD_VALUES, SIZE, PiranhaMove, PiranhasState, heaviestSwarm
 from velhanet.sendnow import noDelay
 from velhanet.socha.wire import XmlError, XmlStreamReader
 
@@ -34,9 +34,11 @@ def stateFromMemento(data: Element) -> PiranhasState:
 
 
 class BotPlayer(Protocol):
-    def __init__(self, seed: int = 0, reservation: str | None = None) -> None:
+    def __init__(self, seed: int = 0, reservation: str | None = None, greedy: bool = False) -> None:
         self.rng = random.Random(seed)
         self.reservation = reservation
+        self.greedy = greedy
+        """Play the move after which our heaviest swarm is heaviest (the Piranhas goal), not a random one."""
         self.reader = XmlStreamReader()
         self.state: PiranhasState | None = None
         self.roomId = ""
@@ -77,11 +79,21 @@ class BotPlayer(Protocol):
             elif kind == "result":
                 self.result = data
             elif kind == "moveRequest" and self.state is not None:
-                move = self.rng.choice(self.state.legalMoves())
+                move = self.chooseMove(self.state)
                 self.transport.write(  # type: ignore[union-attr]
                     f'<room roomId="{message.get("roomId")}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
                     f"<direction>{move.direction.name}</direction></data></room>\n".encode()
                 )
+
+    def chooseMove(self, state: PiranhasState) -> PiranhaMove:
+        """A random legal move; greedy: one that leaves our heaviest swarm heaviest, ties at random."""
+        moves = state.legalMoves()
+        if not self.greedy:
+            return self.rng.choice(moves)
+        team = state.currentTeam
+        weights = [heaviestSwarm(state.apply(move).cells, team) for move in moves]
+        best = max(weights)
+        return self.rng.choice([move for move, weight in zip(moves, weights, strict=True) if weight == best])
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         if not self.done.called:

@@ -1,0 +1,261 @@
+"""Running one untrusted program from plain, blocking code (the graders): the same sandbox as ``program.py``.
+
+``velhanet-grade`` starts a student's program, runs the family's checks
+against it (trial, in the main thread), and stops it. L{BlockingProgram}
+does the first and the last with a watcher thread (the same L{Supervision}
+as the reactor's programs) and an output thread, and offers what a checker
+needs to reach the program inside its sandbox:
+
+- L{BlockingProgram.network}: the calling thread joins the program's
+  network namespace for the checks and comes back after (real root, or an
+  ordinary user after ``bench.enterBench(privateNetwork=True)``);
+- L{BlockingProgram.inPidNamespace}: a command prefix that starts a helper
+  (a Gobang client agent) inside the program's PID namespace, so that the
+  process ids the protocol carries mean the same on both sides;
+- L{BlockingProgram.hostPid}: the host's number of a process the program
+  knows by its own number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from velhanet.sandbox.cgroups import createGroup, groupName
+from velhanet.sandbox.jail import STATUS_FD, bwrapArgv, parseStatus
+from velhanet.sandbox.monitor import POLL, Supervision, processTree
+from velhanet.sandbox.network import insideNetworkOf, openForbiddenWatch, routeEverythingToLoopback, setNetworkNamespace
+from velhanet.sandbox.sandbox import Sandbox
+from velhanet.sandbox.verdict import Verdict
+
+
+class SandboxStartFailed(OSError):
+    """bwrap ended before the program could start: the one line says what bwrap said."""
+
+
+TAIL_BYTES = 16384
+
+
+class BlockingProgram:
+    """One program started now; ``stop()`` ends it and says how it ended."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        command: Sequence[str],
+        *,
+        folder: Path | None = None,
+        cwd: Path | None = None,
+        shared: Sequence[Path] = (),
+        output: Path | None = None,
+    ) -> None:
+        self.sandbox = sandbox
+        self.limits = sandbox.settings.limits
+        self.outputPath = output
+        self.tail = b""
+        self.cut = False
+        self.supervision: Supervision | None = None
+        self._status = b""
+        self._stopping = threading.Event()
+        self.stoppedByVelhanet = False
+        if sandbox.active:
+            self._startSandboxed(command, folder, cwd, shared)
+        else:
+            self.process = subprocess.Popen(
+                list(command),
+                cwd=cwd or folder,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            self._startReading()
+
+    def _startReading(self) -> None:
+        self._reader = threading.Thread(target=self._readOutput, daemon=True, name="sandbox-output")
+        self._reader.start()
+
+    # -- start ------------------------------------------------------------------------
+
+    def _startSandboxed(
+        self, command: Sequence[str], folder: Path | None, cwd: Path | None, shared: Sequence[Path]
+    ) -> None:
+        group = createGroup(groupName(), self.limits)
+        jail = self.sandbox.jail(command, folder, cwd, shared, group)
+        statusRead, statusWrite = os.pipe()
+        infoRead, infoWrite = os.pipe()
+        blockRead, blockWrite = os.pipe()
+        argv = bwrapArgv(jail, bwrap=self.sandbox.availability.bwrap, infoFd=infoWrite, blockFd=blockRead)
+
+        def statusOnThree() -> None:
+            os.dup2(statusWrite, STATUS_FD)
+
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(infoWrite, blockRead, statusWrite, STATUS_FD),
+                preexec_fn=statusOnThree,
+                start_new_session=True,
+            )
+        finally:
+            for fd in (infoWrite, blockRead, statusWrite):
+                os.close(fd)
+        self._statusFd, self._blockFd = statusRead, blockWrite
+        self._startReading()
+        writable = [Path("/tmp")] + ([jail.folder] if jail.folder is not None else [])
+        self.supervision = supervision = Supervision(self.limits, group, writable)
+        try:
+            supervision.pid = pid = self._readChildPid(infoRead)
+            if group is not None:
+                group.add(pid)
+
+            def inside() -> object:
+                routeEverythingToLoopback()
+                return openForbiddenWatch()
+
+            supervision.watch = insideNetworkOf(pid, inside)  # type: ignore[assignment]
+            os.write(blockWrite, b"start")
+        except OSError as error:
+            self._kill()
+            status = self.process.wait()
+            self._reader.join(5)
+            if group is not None:
+                group.remove()
+            said = self.tail.decode("utf-8", "replace").strip().splitlines()
+            detail = said[-1] if said else str(error)
+            raise SandboxStartFailed(f"the sandbox did not start (status {status}): {detail}") from None
+        self._watcher = threading.Thread(target=self._watch, daemon=True, name="sandbox-watch")
+        self._watcher.start()
+
+    def _readChildPid(self, infoRead: int) -> int:
+        raw = b""
+        with os.fdopen(infoRead, "rb", buffering=0) as info:
+            while True:
+                chunk = info.read(4096)
+                if not chunk:
+                    raise OSError("bwrap ended before the sandbox was made")
+                raw += chunk
+                with contextlib.suppress(ValueError):
+                    return int(json.loads(raw)["child-pid"])
+
+    def _watch(self) -> None:
+        assert self.supervision is not None
+        while not self._stopping.wait(POLL):
+            if self.process.poll() is not None:
+                return
+            if self.supervision.check():
+                self._kill()
+                return
+
+    def _readOutput(self) -> None:
+        assert self.process.stdout is not None
+        sink = self.outputPath.open("wb", buffering=0) if self.outputPath is not None else None
+        kept = 0
+        try:
+            for chunk in iter(lambda: self.process.stdout.read1(65536), b""):  # type: ignore[union-attr,attr-defined]
+                self.tail = (self.tail + chunk)[-TAIL_BYTES:]
+                if sink is None or self.cut:
+                    continue
+                room = self.limits.output - kept
+                if len(chunk) > room:
+                    sink.write(chunk[:room] + f"\n[velhanet: output cut at {self.limits.output} bytes]\n".encode())
+                    self.cut = True
+                    continue
+                sink.write(chunk)
+                kept += len(chunk)
+        finally:
+            if sink is not None:
+                sink.close()
+
+    # -- while it runs ------------------------------------------------------------------
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    @property
+    def brokeALimit(self) -> bool:
+        return self.supervision is not None and bool(self.supervision.limit)
+
+    @contextlib.contextmanager
+    def network(self) -> Iterator[None]:
+        """The calling thread inside the program's network for the duration (nothing to do unsandboxed)."""
+        if self.supervision is None or self.supervision.pid is None:
+            yield
+            return
+        home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        target = os.open(f"/proc/{self.supervision.pid}/ns/net", os.O_RDONLY)
+        try:
+            setNetworkNamespace(target)
+            try:
+                yield
+            finally:
+                setNetworkNamespace(home)
+        finally:
+            os.close(target)
+            os.close(home)
+
+    def inPidNamespace(self) -> list[str]:
+        """A prefix that starts a command inside the program's PID namespace (empty unsandboxed)."""
+        if self.supervision is None or self.supervision.pid is None:
+            return []
+        return ["nsenter", f"--target={self.supervision.pid}", "--pid", "--"]
+
+    def hostPid(self, ownPid: int) -> int:
+        """The host's number of the program's process ``ownPid`` (as the program numbers it); 0 if none."""
+        if self.supervision is None or self.supervision.pid is None:
+            return ownPid
+        for pid in processTree(self.supervision.pid):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("NSpid:") and line.split()[-1] == str(ownPid):
+                        return pid
+        return 0
+
+    # -- end ------------------------------------------------------------------------------
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, 9)
+        if self.supervision is not None and self.supervision.group is not None:
+            self.supervision.group.killAll()
+
+    def stop(self, grace: float = 0.0) -> Verdict:
+        """End it now (after ``grace`` seconds for it to end by itself) and say how it ended."""
+        if grace and self.process.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(grace)
+        if self.process.poll() is None:
+            self.stoppedByVelhanet = True
+            self._kill()
+        raw = self.process.wait()
+        self._stopping.set()
+        self._reader.join(5)
+        status = raw if raw >= 0 else 128 - raw
+        outputCut = self.limits.output if self.cut else 0
+        if self.supervision is None:
+            return Verdict(status=status, outputCut=outputCut, enforcement="no sandbox (--sandbox off)")
+        self._watcher.join(5)
+        with os.fdopen(self._statusFd, "rb") as statusPipe:
+            said = statusPipe.read().decode("ascii", "replace")
+        os.close(self._blockFd)
+        own, leftovers, copyFailed = parseStatus(said)
+        verdict = self.supervision.verdict(
+            own if own is not None or copyFailed else (None if self.stoppedByVelhanet else status),
+            leftovers=leftovers,
+            copyFailed=copyFailed,
+            outputCut=outputCut,
+            tail=self.tail,
+            stoppedByVelhanet=self.stoppedByVelhanet,
+        )
+        if self.supervision.watch is not None:
+            self.supervision.watch.close()
+        if self.supervision.group is not None:
+            self.supervision.group.remove()
+        return verdict
