@@ -87,7 +87,8 @@ class MoveRuleTests(SynchronousTestCase):
     def test_wrongStartAndEmptyAndTurn(self) -> None:
         state = PiranhasState(board(f0_0=S1, f5_5=S2))
         self.assertIn("WRONG_START", str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(5, 5, Direction.UP))))
-        self.assertIn("START_EMPTY", str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(3, 3, Direction.UP))))
+        # An empty start field is WRONG_START too, as on the official server (GameStateTest "deserialization").
+        self.assertIn("WRONG_START", str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(3, 3, Direction.UP))))
         self.assertIn(
             "not team TWO's turn",
             str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(0, 0, Direction.UP), TWO)),
