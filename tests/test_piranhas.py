@@ -16,15 +16,14 @@ from velhanet.games.piranhas import (
     TWO,
     Direction,
     PiranhaMove,
-    PiranhasRules,
     PiranhasState,
     WinReason,
     fish,
     heaviestSwarm,
-    randomBoard,
     swarms,
     teamOf,
 )
+from velhanet.games.piranhassetup import PiranhasRules, randomBoard
 
 FILLERS = {"f6_8": fish(ONE, 1), "f8_6": fish(ONE, 1), "f3_7": fish(TWO, 1), "f7_3": fish(TWO, 1)}
 """Two lone fish per team away from the lines under test, so no team is one swarm (the game goes on)."""

@@ -54,7 +54,6 @@ from velhanet.games.piranhas import (
     TWO,
     Direction,
     PiranhaMove,
-    PiranhasRules,
     PiranhasState,
     WinReason,
     checkMove,
@@ -63,11 +62,11 @@ from velhanet.games.piranhas import (
     isConnected,
     legalMovesFor,
     movementDistance,
-    randomBoard,
     swarms,
     teamOf,
     weightOf,
 )
+from velhanet.games.piranhassetup import PiranhasRules, randomBoard
 
 ONE_S, ONE_M, ONE_L = fish(ONE, 1), fish(ONE, 2), fish(ONE, 3)
 TWO_S, TWO_M, TWO_L = fish(TWO, 1), fish(TWO, 2), fish(TWO, 3)

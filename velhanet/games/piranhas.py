@@ -29,7 +29,6 @@ Rules as the official server plays them (backend ``games/piranhas``, formerly
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -37,7 +36,7 @@ from typing import Final
 
 from zope.interface import implementer
 
-from velhanet.games.interfaces import IGameRules, IGameState, IllegalMove, Outcome
+from velhanet.games.interfaces import IGameState, IllegalMove, Outcome
 
 SIZE: Final = 10
 ROUND_LIMIT: Final = 30
@@ -389,35 +388,3 @@ class PiranhasState:
             state._memo["connected"] = firstUnion is not None
             return state
         return PiranhasState(after, self.turn + 1, move, firstUnion)
-
-
-def randomBoard(rng: random.Random) -> bytes:
-    """The official setup: symmetric random fish sizes and two squids apart."""
-    cells = bytearray(SIZE * SIZE)
-
-    def size() -> int:
-        roll = rng.randrange(9)
-        return 1 if roll < 4 else 2 if roll < 7 else 3
-
-    for index in range(1, SIZE - 1):
-        first, second = size(), size()
-        cells[index * SIZE + 0] = fish(ONE, first)
-        cells[0 * SIZE + index] = fish(TWO, first)
-        cells[index * SIZE + SIZE - 1] = fish(ONE, second)
-        cells[(SIZE - 1) * SIZE + index] = fish(TWO, second)
-    squids: list[tuple[int, int]] = []
-    while len(squids) < 2:
-        x, y = rng.randint(2, 7), rng.randint(2, 7)
-        if all(x != sx and y != sy and x - y != sx - sy and x + y != sx + sy for sx, sy in squids):
-            squids.append((x, y))
-            cells[y * SIZE + x] = SQUID
-    return bytes(cells)
-
-
-@implementer(IGameRules)
-@dataclass(frozen=True)
-class PiranhasRules:
-    name: str = "swc_2026_piranhas"
-
-    def initial(self, rng: random.Random | None = None) -> PiranhasState:
-        return PiranhasState(randomBoard(rng or random.Random()))
