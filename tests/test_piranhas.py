@@ -16,15 +16,14 @@ from velhanet.games.piranhas import (
     TWO,
     Direction,
     PiranhaMove,
-    PiranhasRules,
     PiranhasState,
     WinReason,
     fish,
     heaviestSwarm,
-    randomBoard,
     swarms,
     teamOf,
 )
+from velhanet.games.piranhassetup import PiranhasRules, randomBoard
 
 FILLERS = {"f6_8": fish(ONE, 1), "f8_6": fish(ONE, 1), "f3_7": fish(TWO, 1), "f7_3": fish(TWO, 1)}
 """Two lone fish per team away from the lines under test, so no team is one swarm (the game goes on)."""
@@ -87,7 +86,8 @@ class MoveRuleTests(SynchronousTestCase):
     def test_wrongStartAndEmptyAndTurn(self) -> None:
         state = PiranhasState(board(f0_0=S1, f5_5=S2))
         self.assertIn("WRONG_START", str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(5, 5, Direction.UP))))
-        self.assertIn("START_EMPTY", str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(3, 3, Direction.UP))))
+        # An empty start field is WRONG_START too, as on the official server (GameStateTest "deserialization").
+        self.assertIn("WRONG_START", str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(3, 3, Direction.UP))))
         self.assertIn(
             "not team TWO's turn",
             str(self.assertRaises(IllegalMove, state.apply, PiranhaMove(0, 0, Direction.UP), TWO)),

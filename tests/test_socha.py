@@ -229,7 +229,8 @@ class LobbyTests(SynchronousTestCase):
             [m.tag if m.tag != "room" else m.find("data").get("class") for m in messages],  # type: ignore[union-attr]
             ["error", "result", "left"],
         )
-        self.assertIn("START_EMPTY", messages[0].find("data").get("message", ""))  # type: ignore[union-attr]
+        # An empty start field is WRONG_START, as on the official server (performMoveDirectly asks first).
+        self.assertIn("WRONG_START", messages[0].find("data").get("message", ""))  # type: ignore[union-attr]
         winner = messages[1].find("data/winner")
         assert winner is not None
         self.assertEqual((winner.get("team"), winner.get("regular")), ("TWO", "false"))

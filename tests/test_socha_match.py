@@ -44,6 +44,19 @@ SOCHA_PLAYER = shlex.join(python(str(Path(__file__).parent / "socha_player.py"),
     " --reservation {reservation}"
 )
 """A real ``socha==4.3.9`` player (random moves unless given ``--greedy``)."""
+LEAVER = """
+import socket, sys
+connection = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+connection.sendall(b'<protocol><joinPrepared reservationCode="' + sys.argv[2].encode() + b'"/>')
+seen = b""
+while b"moveRequest" not in seen:
+    chunk = connection.recv(65536)
+    if not chunk:
+        break
+    seen += chunk
+connection.close()
+"""
+"""Joins, closes its connection when first asked for a move, and exits 0."""
 
 
 class StatisticsTests(SynchronousTestCase):
@@ -271,6 +284,18 @@ class EndToEndTests(SynchronousTestCase):
         self.assertEqual(second["irregular_losses"], {"crash": 2})
         self.assertEqual(second["loss_reasons"], ["p2 exited with status 1 before the game ended"])
         self.assertIn("p2 exited with status 1 before the game ended", output)
+
+    def test_playerThatClosesItsConnectionInMidGameLosesByCrash(self) -> None:
+        """What the ``socha`` library does when ``calculate_move`` raises: it leaves, then exits 0."""
+        command = shlex.join(python("-c", LEAVER, "{port}", "{reservation}"))
+        output, data = runMatch(self, EXAMPLE, command, "--games", "2", "--grace", "1")
+        self.assertEqual(data["stats_player1"]["wins"], 2, output)
+        second = data["players"][1]
+        self.assertEqual(second["irregular_losses"], {"crash": 2}, output)
+        self.assertEqual(len(second["loss_reasons"]), 1, output)
+        closedEarly = "p2 closed its connection before the game ended ("
+        self.assertTrue(second["loss_reasons"][0].startswith(closedEarly), output)
+        self.assertIn("hat das Spiel verlassen.", second["loss_reasons"][0])
 
     def test_bothCrashingIsAVoidGameNotALoss(self) -> None:
         crash = shlex.join(python("-c", "raise SystemExit(1)"))

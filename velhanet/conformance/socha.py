@@ -213,7 +213,7 @@ class SochaConformance(ConformanceCase):
     def test_invalidMoveEndsTheGameAgainstTheMover(self) -> None:
         """An invalid move ends the game: a result with regular="false" and the other team as winner."""
         one, two, roomId, state = self.started()
-        corner = PiranhaMove(0, 0, Direction.UP)  # the corners are empty at the start: START_EMPTY
+        corner = PiranhaMove(0, 0, Direction.UP)  # the corners are empty at the start: WRONG_START
         self.precondition(state.field(0, 0) == "EMPTY", "needs the official setup (empty corners)")
         one.send(moveXml(roomId, corner))
         self.requireIrregularWin(

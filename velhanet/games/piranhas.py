@@ -1,6 +1,8 @@
 """Piranhas, the Software-Challenge game of season 2026 (``swc_2026_piranhas``).
 
-Rules as the official server (backend 26.1.0) plays them:
+Rules as the official server plays them (backend ``games/piranhas``, formerly
+``plugin2026``, checked against v27.0.4; its own rule tests are transcribed in
+``tests/test_piranhas_official.py``):
 
 - a 10×10 board, (x, y) from the bottom-left corner, UP = +y;
 - team ONE starts on the left and right edges (x = 0 and 9, y = 1…8), team
@@ -13,18 +15,20 @@ Rules as the official server (backend 26.1.0) plays them:
   it may jump over own fish and squids but not over the opponent's, must end
   on the board, not on a squid nor on an own fish, and eats an opponent fish
   it lands on;
-- the game ends after a full round (even turn) when a team has all its fish
-  in one swarm (8-connected group), when the player to move cannot move, or
-  after 60 turns;
-- the winner: if a team is fully connected, the heavier heaviest swarm
-  (S=1, M=2, L=3), on equal weight the team that was connected first; else a
-  blocked player loses; else (round limit) the heavier heaviest swarm, or a
+- a team's fish are "connected" when they form one swarm (8-connected
+  group); a team with no fish left is not connected, and its greatest swarm
+  weighs -1 (the official ``greatestSwarmSize`` of no fish);
+- the game ends after a full round (even turn) when a team is connected, when
+  the player to move cannot move, or after 60 turns;
+- the winner: if a team is connected, the heavier heaviest swarm (S=1, M=2,
+  L=3), on equal weight the team that was connected first (checked after each
+  move, ONE before TWO), else a draw; else a player who cannot move loses (at
+  the round limit too); else (round limit) the heavier heaviest swarm, or a
   draw.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -32,7 +36,7 @@ from typing import Final
 
 from zope.interface import implementer
 
-from velhanet.games.interfaces import IGameRules, IGameState, IllegalMove, Outcome
+from velhanet.games.interfaces import IGameState, IllegalMove, Outcome
 
 SIZE: Final = 10
 ROUND_LIMIT: Final = 30
@@ -139,24 +143,42 @@ def _target(cells: bytes, team: int, x: int, y: int, dx: int, dy: int, distance:
     return tx, ty
 
 
+def movementDistance(cells: bytes, move: PiranhaMove) -> int:
+    """How far ``move`` goes: the fish (both teams, the mover included) on its whole line."""
+    dx, dy = move.direction.value
+    return _line(cells, move.x, move.y, dx, dy)
+
+
 def checkMove(cells: bytes, team: int, move: PiranhaMove) -> tuple[int, int] | str:
-    """The target of a legal move, or the name of the rule it breaks."""
+    """The target of a legal move by ``team``, or the name of the rule it breaks.
+
+    The mistakes are the official server's (``GameState.performMoveDirectly``):
+    a start field without a fish of ``team`` (empty, too) is ``WRONG_START``;
+    then ``GameRuleLogic.checkMove`` walks the path, so an opponent's fish on it
+    is ``JUMP_OVER_OPPONENT`` even when the move would also leave the board.
+    """
     x, y = move.x, move.y
     if not (0 <= x < SIZE and 0 <= y < SIZE):
         return "START_OUT_OF_BOUNDS"
-    start = cells[y * SIZE + x]
-    if teamOf(start) is None:
-        return "START_EMPTY"
-    if teamOf(start) != team:
+    if teamOf(cells[y * SIZE + x]) != team:
         return "WRONG_START"
     dx, dy = move.direction.value
-    return _target(cells, team, x, y, dx, dy, _line(cells, x, y, dx, dy))
+    distance = _line(cells, x, y, dx, dy)
+    checked = _target(cells, team, x, y, dx, dy, distance)
+    if checked == "DESTINATION_OUT_OF_BOUNDS":
+        opponent = TWO if team == ONE else ONE
+        for step in range(1, distance):
+            cx, cy = x + dx * step, y + dy * step
+            if not (0 <= cx < SIZE and 0 <= cy < SIZE):
+                break
+            if _TEAM_OF[cells[cy * SIZE + cx]] == opponent:
+                return "JUMP_OVER_OPPONENT"
+    return checked
 
 
 MISTAKE_TEXT: Final = {
     "START_OUT_OF_BOUNDS": "the start field is not on the board",
-    "START_EMPTY": "there is no fish on the start field",
-    "WRONG_START": "the fish on the start field belongs to the opponent",
+    "WRONG_START": "the start field holds no fish of the own team",
     "DESTINATION_OUT_OF_BOUNDS": "the move would leave the board",
     "JUMP_OVER_OPPONENT": "the move would jump over an opponent's fish",
     "DESTINATION_BLOCKED": "the target field holds a squid",
@@ -194,14 +216,17 @@ def swarms(cells: bytes, team: int) -> list[list[int]]:
 
 
 def heaviestSwarm(cells: bytes, team: int) -> int:
-    return max((sum(weightOf(cells[i]) for i in group) for group in swarms(cells, team)), default=0)
+    """The weight of the team's heaviest swarm; -1 when it has no fish (the official score part)."""
+    return max((sum(weightOf(cells[i]) for i in group) for group in swarms(cells, team)), default=-1)
 
 
 def isConnected(cells: bytes, team: int) -> bool:
-    """Whether the team's fish form one swarm: one walk from any fish reaches them all."""
+    """Whether the team's fish form one swarm: one walk from any fish reaches them all.
+
+    A team with no fish is not connected (the official ``isSwarmConnected``)."""
     own = {i for i, value in enumerate(cells) if _TEAM_OF[value] == team}
     if not own:
-        return True
+        return False
     group = [own.pop()]
     for index in group:
         for neighbour in _NEIGHBOURS[index]:
@@ -326,14 +351,14 @@ class PiranhasState:
             if self.firstUnion is not None:
                 return GameResult(self.firstUnion, WinReason.FIRST_UNION)
             return GameResult(None, WinReason.TIE)
-        if self.turn // 2 < ROUND_LIMIT and not self._canMove():
+        if not self._canMove():
             return GameResult(1 - self.currentTeam, WinReason.BLOCKED)
         if heavier is not None:
             return GameResult(heavier, WinReason.BIGGER_SWARM)
         return GameResult(None, WinReason.TIE)
 
     def scores(self) -> tuple[int, int]:
-        """The heaviest swarm of each team: the second score part."""
+        """The heaviest swarm of each team: the second score part (-1 for a team with no fish)."""
         return heaviestSwarm(self.cells, ONE), heaviestSwarm(self.cells, TWO)
 
     def apply(self, move: object, player: int | None = None) -> PiranhasState:
@@ -354,7 +379,7 @@ class PiranhasState:
         after = bytes(cells)
         firstUnion = self.firstUnion
         if firstUnion is None:
-            for candidate in (team, 1 - team):
+            for candidate in (ONE, TWO):  # the official order, whoever moved
                 if isConnected(after, candidate):
                     firstUnion = candidate
                     break
@@ -363,35 +388,3 @@ class PiranhasState:
             state._memo["connected"] = firstUnion is not None
             return state
         return PiranhasState(after, self.turn + 1, move, firstUnion)
-
-
-def randomBoard(rng: random.Random) -> bytes:
-    """The official setup: symmetric random fish sizes and two squids apart."""
-    cells = bytearray(SIZE * SIZE)
-
-    def size() -> int:
-        roll = rng.randrange(9)
-        return 1 if roll < 4 else 2 if roll < 7 else 3
-
-    for index in range(1, SIZE - 1):
-        first, second = size(), size()
-        cells[index * SIZE + 0] = fish(ONE, first)
-        cells[0 * SIZE + index] = fish(TWO, first)
-        cells[index * SIZE + SIZE - 1] = fish(ONE, second)
-        cells[(SIZE - 1) * SIZE + index] = fish(TWO, second)
-    squids: list[tuple[int, int]] = []
-    while len(squids) < 2:
-        x, y = rng.randint(2, 7), rng.randint(2, 7)
-        if all(x != sx and y != sy and x - y != sx - sy and x + y != sx + sy for sx, sy in squids):
-            squids.append((x, y))
-            cells[y * SIZE + x] = SQUID
-    return bytes(cells)
-
-
-@implementer(IGameRules)
-@dataclass(frozen=True)
-class PiranhasRules:
-    name: str = "swc_2026_piranhas"
-
-    def initial(self, rng: random.Random | None = None) -> PiranhasState:
-        return PiranhasState(randomBoard(rng or random.Random()))

@@ -74,6 +74,22 @@ def processTree(pid: int) -> list[int]:
     return tree
 
 
+def treeSchedule(pid: int) -> tuple[float, float]:
+    """Seconds the tree's threads ran, and waited runnable for a CPU (``/proc/…/task/…/schedstat``).
+
+    The second tells a player the machine starved apart from one that slept:
+    both get little CPU during a turn, only the starved one was ready to run.
+    """
+    run = wait = 0
+    for process in processTree(pid):
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{process}/task"):
+                with contextlib.suppress(OSError, ValueError), open(f"/proc/{process}/task/{task}/schedstat") as stat:
+                    ran, waited, _ = stat.read().split()
+                    run, wait = run + int(ran), wait + int(waited)
+    return run / 1e9, wait / 1e9
+
+
 @dataclass
 class TreeUsage:
     cpuSeconds: float = 0.0

@@ -39,7 +39,7 @@ from twisted.python.failure import Failure
 
 from velhanet.sandbox.cgroups import createGroup, groupName
 from velhanet.sandbox.jail import STATUS_FD, bwrapArgv, parseStatus
-from velhanet.sandbox.monitor import POLL, Supervision
+from velhanet.sandbox.monitor import POLL, Supervision, treeSchedule
 from velhanet.sandbox.network import insideNetworkOf, listeningSocket, openForbiddenWatch, routeEverythingToLoopback
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.sandbox.verdict import Verdict
@@ -183,6 +183,13 @@ class SandboxedProgram(ProcessProtocol):
     def cpuSeconds(self) -> float:
         """CPU time the program has used so far (0 when it is not sandboxed)."""
         return self.supervision.currentCpuSeconds() if self.supervision is not None else 0.0
+
+    def schedule(self) -> tuple[float, float]:
+        """Seconds its processes have run, and waited runnable for a CPU, so far (see ``treeSchedule``)."""
+        if self.supervision is not None and self.supervision.pid is not None:
+            return treeSchedule(self.supervision.pid)
+        pid = getattr(self.transport, "pid", None)
+        return treeSchedule(pid) if pid else (0.0, 0.0)
 
     @property
     def killed(self) -> bool:

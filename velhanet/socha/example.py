@@ -1,6 +1,6 @@
 """An example Piranhas player, ready to run against any Software-Challenge server::
 
-    python -m velhanet.socha.example [--host HOST] [--port PORT] [--reservation CODE] [--seed N]
+    python -m velhanet.socha.example [--host HOST] [--port PORT] [--reservation CODE] [--seed N] [--greedy] [--think S]
 
 The player is velhanet's own L{BotPlayer} (``velhanet/socha/player.py``,
 about sixty lines to read and copy): on connecting it writes ``<protocol>``
@@ -8,7 +8,10 @@ and ``<join/>`` (or ``<joinPrepared reservationCode="…"/>``), keeps the
 position of every memento, answers every moveRequest with a legal move
 (random among them, or with ``--greedy`` the one that leaves its heaviest
 swarm heaviest: ``BotPlayer.chooseMove``, replace it with your strategy) and closes
-the connection after ``<left/>``. This module only starts it and says how
+the connection after ``<left/>``. With ``--think S`` it waits S seconds before
+every answer without using the processor, as a player that thinks on another
+machine would: for trying the time limit, and for benchmarks whose limit
+should be the workers, not the cores. This module only starts it and says how
 the game went; it exits 0 when the game ended with ``<left/>``, 1 when it
 could not connect or the server closed the connection first.
 """
@@ -21,6 +24,7 @@ from xml.etree.ElementTree import Element
 
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.interfaces import IReactorTime
 
 from velhanet.socha.player import BotPlayer
 
@@ -29,7 +33,20 @@ DEFAULT_PORT = 13050
 
 
 class ExamplePlayer(BotPlayer):
-    """L{BotPlayer}, telling on standard output what happens to it."""
+    """L{BotPlayer}, telling on standard output what happens to it, answering after C{think} seconds."""
+
+    def __init__(
+        self, seed: int, reservation: str | None, greedy: bool, think: float = 0.0, clock: IReactorTime | None = None
+    ) -> None:
+        super().__init__(seed, reservation, greedy)
+        self.think = think
+        self.clock = clock
+
+    def moveRequested(self, roomId: str) -> None:
+        if self.think and self.clock is not None:
+            self.clock.callLater(self.think, super().moveRequested, roomId)
+        else:
+            super().moveRequested(roomId)
 
     def handle(self, message: Element) -> None:
         super().handle(message)
@@ -90,12 +107,20 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="play the move that makes its own heaviest swarm heaviest (the Piranhas goal), not a random one",
     )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before every answer, without using the processor (default 0)",
+    )
     return parser.parse_args(argv)
 
 
 async def play(reactor: object, arguments: argparse.Namespace) -> int:
     """Connect, play one game, and return the exit status."""
-    player = ExamplePlayer(arguments.seed, arguments.reservation, arguments.greedy)
+    clock = IReactorTime(reactor)
+    player = ExamplePlayer(arguments.seed, arguments.reservation, arguments.greedy, arguments.think, clock)
     endpoint = TCP4ClientEndpoint(reactor, arguments.host, arguments.port, timeout=10)
     try:
         await connectProtocol(endpoint, player)

@@ -35,10 +35,10 @@ from velhanet.games.piranhas import (
     TEAM_NAMES,
     Direction,
     PiranhaMove,
-    PiranhasRules,
     PiranhasState,
     WinReason,
 )
+from velhanet.games.piranhassetup import PiranhasRules
 from velhanet.socha.wire import Prerendered, pad, tag
 
 

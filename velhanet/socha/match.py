@@ -49,6 +49,7 @@ from velhanet.socha.adminprotocol import TEAMS, AdminError
 from velhanet.socha.matchgame import GameWatcher, PlayerProcess
 from velhanet.socha.matchoptions import folderOf, matchParser, parseArguments, serverCommand
 from velhanet.socha.matchstats import GameResult, commandLine, gameSeed, otherTeam, report, sides, statsOf, summary
+from velhanet.socha.wire import LEFT_THE_GAME
 
 __all__ = ["GameWatcher", "Match", "PlayerProcess", "main", "matchParser", "parseArguments", "serverCommand"]
 
@@ -124,12 +125,29 @@ class Match:
             partial.write_text(json.dumps(self.summaryData(interrupted), indent=2) + "\n", encoding="utf-8")
             os.replace(partial, self.logDir / "summary.json")
 
+    # -- what a game is made of (a league's game changes these) --------------------------
+
+    def newWatcher(self, names: tuple[str, str], seed: int) -> GameWatcher:
+        a = self.arguments
+        return GameWatcher(self.password, names, not a.no_timeout, self.reactor, seed)
+
+    def commandOf(self, player: int, reservation: str, seed: int) -> list[str]:
+        """Player ``player``'s command line, its placeholders filled in (split like a shell would)."""
+        template = [self.arguments.command1, self.arguments.command2][player]
+        return commandLine(template, self.host, self.port, reservation, seed)
+
+    def workingDirectoryOf(self, player: int) -> Path:
+        return Path.cwd()
+
+    def playing(self, watcher: GameWatcher, players: list[Any]) -> None:
+        """Both programs are started (or failed to start)."""
+
     async def play(self, game: int) -> tuple[GameResult, str]:
         """Play one game; its result and its room packets (the XML log's content)."""
         a = self.arguments
         order = sides(game)
         names = (f"p{order[0] + 1}", f"p{order[1] + 1}")
-        watcher = GameWatcher(self.password, names, not a.no_timeout, self.reactor, gameSeed(a.seed, game))
+        watcher = self.newWatcher(names, gameSeed(a.seed, game))
         await connectProtocol(TCP4ClientEndpoint(self.reactor, self.host, self.port, timeout=10), watcher)
         codes = await watcher.reserved
         self.watchers.add(watcher)
@@ -140,15 +158,14 @@ class Match:
         brokeAt: dict[int, int] = {}
         for team, player in enumerate(order):
             log = open(self.logDir / f"game-{game:04d}-p{player + 1}.log", "wb") if self.logDir else None  # noqa: SIM115
-            template = [a.command1, a.command2][player]
-            argv = commandLine(template, self.host, self.port, codes[team], gameSeed(a.seed, game))
+            argv = self.commandOf(player, codes[team], gameSeed(a.seed, game))
             try:
                 process: SandboxedProgram | PlayerProcess = spawn(
                     self.sandbox,
                     self.reactor,
                     argv,
                     folder=self.folders[player],
-                    cwd=Path.cwd(),
+                    cwd=self.workingDirectoryOf(player),
                     reach=[(self.host, self.port)],
                     output=log,
                 )
@@ -166,6 +183,7 @@ class Match:
                     self.reactor.callLater(a.grace, crashedIfNoResult, player)
 
             process.ended.addCallback(exited)
+        self.playing(watcher, players)
 
         def crashedIfNoResult(player: int) -> None:
             if watcher.result is None and not done.called:
@@ -254,6 +272,10 @@ class Match:
             result.winner = order[TEAMS.index(team)]
             if watcher.errors:
                 result.lossKind, result.reason = "rule", watcher.errors[-1]
+            elif reason.endswith(LEFT_THE_GAME):  # it closed its connection in mid-game: crashed, to its author
+                loser = 1 - result.winner
+                result.lossKind = "crash"
+                result.reason = f"p{loser + 1} closed its connection before the game ended ({reason})"
             else:
                 lowered = reason.lower()
                 result.lossKind = "time" if any(w in lowered for w in ("zeit", "time", "sekunden")) else "irregular"

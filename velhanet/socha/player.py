@@ -79,11 +79,16 @@ class BotPlayer(Protocol):
             elif kind == "result":
                 self.result = data
             elif kind == "moveRequest" and self.state is not None:
-                move = self.chooseMove(self.state)
-                self.transport.write(  # type: ignore[union-attr]
-                    f'<room roomId="{message.get("roomId")}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
-                    f"<direction>{move.direction.name}</direction></data></room>\n".encode()
-                )
+                self.moveRequested(message.get("roomId", ""))
+
+    def moveRequested(self, roomId: str) -> None:
+        """Choose a move in the position we hold and send it."""
+        assert self.state is not None  # the server sends a memento before every moveRequest
+        move = self.chooseMove(self.state)
+        self.transport.write(  # type: ignore[union-attr]
+            f'<room roomId="{roomId}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
+            f"<direction>{move.direction.name}</direction></data></room>\n".encode()
+        )
 
     def chooseMove(self, state: PiranhasState) -> PiranhaMove:
         """A random legal move; greedy: one that leaves our heaviest swarm heaviest, ties at random."""

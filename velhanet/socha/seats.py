@@ -20,7 +20,7 @@ from twisted.logger import Logger
 from velhanet.games.kinarow import Place
 from velhanet.games.piranhas import TEAM_NAMES
 from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
-from velhanet.socha.wire import Verdict, resultData, tag
+from velhanet.socha.wire import LEFT_THE_GAME, Verdict, resultData, tag
 from velhanet.web.boards import kInARowBoard, piranhasBoard
 from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
@@ -168,7 +168,7 @@ class RoomCore:
         team = self.teamOf(client)
         assert team is not None, "only players leave a room"
         self.slots[team].client = None
-        self.violation(team, "hat das Spiel verlassen.")
+        self.violation(team, LEFT_THE_GAME)
 
     def cancelled(self, reason: str) -> None:
         self.finish(Verdict(None, False, reason, self.parts()))

@@ -190,6 +190,10 @@ def errorPacket(message: str, original: Element | None) -> Element:
     return tag("errorpacket", {"message": message}, *([] if original is None else [echo(original, "originalRequest")]))
 
 
+LEFT_THE_GAME = "hat das Spiel verlassen."
+"""The end of a result's reason when a player closed its connection in mid-game, as the official server says it."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     """How a room's game ended, before it is written as ``<data class="result">``."""

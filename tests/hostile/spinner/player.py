@@ -1,6 +1,5 @@
-"""Spins every core in threads while it plays."""
+"""Spins a core in a thread while it plays."""
 
-import os
 import threading
 
 from velhanet.socha import example
@@ -11,6 +10,5 @@ def spin():
         pass
 
 
-for _ in range(os.cpu_count() or 2):
-    threading.Thread(target=spin, daemon=True).start()
+threading.Thread(target=spin, daemon=True).start()
 example.main()

@@ -1,0 +1,193 @@
+"""The league file (``LEAGUE.toml``), its players, and what a player's version is.
+
+    name = "Piranhas 2026, class A"
+    players = "players"           # a folder with one folder per player (relative to this file)
+    format = "round-robin"        # or "gauntlet" (with gauntlet = "NAME"), or "sprt" (two players)
+    pairs = 10                    # game pairs per pairing: each start position from both sides
+    seed = 1
+    # only = ["ana", "bo"]        # a subset of the folder's players
+    # database = "league.db"      # beside the league file by default
+    # move_timeout = true          # the server's 2 s / 10 s limits
+    # game_timeout = 900
+    [sprt]                        # format = "sprt": stops as soon as it is decided
+    elo0 = 0
+    elo1 = 20
+    alpha = 0.05
+    beta = 0.05
+    max_pairs = 1000
+
+Each player's folder holds ``velhanet-run``: the command that starts it, with
+``socha-match``'s placeholders ``{host}``, ``{port}``, ``{reservation}`` and
+``{seed}`` (run by the shell in its folder, sandboxed). A player's **version**
+is the hash of its folder (every file's path, mode and bytes): a changed
+submission is a new version, played and rated as such.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+RUN_FILE = "velhanet-run"
+FORMATS = ("round-robin", "gauntlet", "sprt")
+
+
+class LeagueError(Exception):
+    """The league file or its players are not usable; the one line says why."""
+
+
+@dataclass(frozen=True)
+class Sprt:
+    elo0: float = 0.0
+    elo1: float = 20.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    maxPairs: int = 1000
+
+
+@dataclass(frozen=True)
+class League:
+    path: Path
+    name: str
+    players: Path
+    format: str
+    pairs: int
+    seed: int
+    only: tuple[str, ...] = ()
+    gauntlet: str = ""
+    sprt: Sprt | None = None
+    database: Path | None = None
+    moveTimeout: bool = True
+    gameTimeout: float = 900.0
+
+    @property
+    def databasePath(self) -> Path:
+        return self.database or self.path.with_name("league.db")
+
+    @property
+    def logs(self) -> Path:
+        """The finished games' XML logs, beside the database (what the replay viewer reads)."""
+        return self.databasePath.with_name(self.databasePath.stem + "-logs")
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str
+    folder: Path
+    command: str
+    version: str
+
+
+def _get(table: dict[str, object], key: str, kind: type | tuple[type, ...], default: object) -> object:
+    value = table.get(key, default)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        names = {str: "a text", int: "a whole number", float: "a number", bool: "true or false"}
+        wanted = names.get(kind, "a number") if isinstance(kind, type) else "a number"
+        raise LeagueError(f"{key} must be {wanted}, not {value!r}")
+    return value
+
+
+def loadLeague(path: Path) -> League:
+    path = path.resolve()
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise LeagueError(f"cannot read {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise LeagueError(f"{path} is not TOML: {error}") from None
+    form = str(_get(table, "format", str, "round-robin"))
+    if form not in FORMATS:
+        raise LeagueError(f"format must be {', '.join(FORMATS)}, not {form!r}")
+    sprt = None
+    if form == "sprt":
+        raw = table.get("sprt", {})
+        if not isinstance(raw, dict):
+            raise LeagueError("[sprt] must be a table")
+        sprt = Sprt(
+            float(_get(raw, "elo0", (int, float), 0.0)),  # type: ignore[arg-type]
+            float(_get(raw, "elo1", (int, float), 20.0)),  # type: ignore[arg-type]
+            float(_get(raw, "alpha", float, 0.05)),  # type: ignore[arg-type]
+            float(_get(raw, "beta", float, 0.05)),  # type: ignore[arg-type]
+            int(_get(raw, "max_pairs", int, 1000)),  # type: ignore[call-overload]
+        )
+        if not sprt.elo0 < sprt.elo1 or not (0 < sprt.alpha < 0.5 and 0 < sprt.beta < 0.5):
+            raise LeagueError("[sprt] needs elo0 < elo1 and 0 < alpha, beta < 0.5")
+    only = table.get("only", [])
+    if not isinstance(only, list) or not all(isinstance(name, str) for name in only):
+        raise LeagueError("only must be a list of player names")
+    database = table.get("database")
+    league = League(
+        path=path,
+        name=str(_get(table, "name", str, path.stem)),
+        players=(path.parent / str(_get(table, "players", str, "players"))).resolve(),
+        format=form,
+        pairs=int(_get(table, "pairs", int, 10)),  # type: ignore[call-overload]
+        seed=int(_get(table, "seed", int, 0)),  # type: ignore[call-overload]
+        only=tuple(only),
+        gauntlet=str(_get(table, "gauntlet", str, "")),
+        sprt=sprt,
+        database=(path.parent / str(database)).resolve() if isinstance(database, str) else None,
+        moveTimeout=bool(_get(table, "move_timeout", bool, True)),
+        gameTimeout=float(_get(table, "game_timeout", (int, float), 900.0)),  # type: ignore[arg-type]
+    )
+    if league.pairs < 1:
+        raise LeagueError("pairs must be at least 1")
+    if form == "gauntlet" and not league.gauntlet:
+        raise LeagueError('format = "gauntlet" needs gauntlet = "NAME", the player against all')
+    return league
+
+
+def folderVersion(folder: Path) -> str:
+    """Twelve hex digits naming the folder's content: every file's relative path, executable bit and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        relative = path.relative_to(folder).as_posix()
+        executable = bool(path.stat().st_mode & stat.S_IXUSR)
+        digest.update(f"{relative}\0{int(executable)}\0{path.stat().st_size}\0".encode())
+        with path.open("rb") as content:
+            for block in iter(lambda: content.read(1 << 16), b""):
+                digest.update(block)
+    return digest.hexdigest()[:12]
+
+
+def discoverPlayers(league: League) -> list[Player]:
+    """Every player folder (with a ``velhanet-run``) of the league, sorted by name, with its version."""
+    if not league.players.is_dir():
+        raise LeagueError(f"the players' folder {league.players} does not exist")
+    players = []
+    for folder in sorted(p for p in league.players.iterdir() if p.is_dir()):
+        if league.only and folder.name not in league.only:
+            continue
+        run = folder / RUN_FILE
+        if not run.is_file():
+            continue
+        command = run.read_text(encoding="utf-8").strip()
+        players.append(Player(folder.name, folder, command, folderVersion(folder)))
+    missing = set(league.only) - {p.name for p in players}
+    if missing:
+        raise LeagueError(f"no player folder with a {RUN_FILE} for {', '.join(sorted(missing))} in {league.players}")
+    if league.format == "gauntlet" and league.gauntlet not in {p.name for p in players}:
+        raise LeagueError(
+            f"the gauntlet player {league.gauntlet!r} has no folder with a {RUN_FILE} in {league.players}"
+        )
+    if league.format == "sprt" and len(players) != 2:
+        raise LeagueError(f'format = "sprt" plays two players, not {len(players)}: give only = ["A", "B"]')
+    if len(players) < 2:
+        raise LeagueError(f"a league needs two players at least; {league.players} has {len(players)}")
+    return players
+
+
+def codeVersion() -> str:
+    """velhanet's version and a hash of its own code: what every worker must run too."""
+    import velhanet
+
+    package = Path(velhanet.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"{velhanet.__version__}+{digest.hexdigest()[:10]}"

@@ -1,0 +1,288 @@
+"""Playing a league's games on a Dask cluster and recording each in the database as it ends.
+
+The run (``Run.play``):
+
+1. every worker must run the same velhanet (``codeVersion``); one that does
+   not is named and the run refused;
+2. each player version's folder is packed once and held by a task of the
+   cluster (``archive.py``, ``task.holding``): the workers need no shared
+   file system, and an archive lost with a worker is computed again;
+3. the games not yet finished in the database are submitted, one task each
+   (``task.playGame``), as many at a time as the cluster has worker threads
+   (a few more queued, so that no worker waits);
+4. each outcome is recorded at once, in one transaction; a loss on time the
+   machine caused (``game.overloaded``) is not recorded but played again, at
+   most ``MAX_REPLAYS`` times; a game whose process failed is tried again,
+   then recorded void with the reason;
+5. a sequential test submits pair after pair and stops, cancelling the rest,
+   as soon as its log-likelihood ratio crosses a bound.
+
+A worker killed in the middle of a game loses its task to the scheduler,
+which gives it to another worker: the game is played again and recorded once.
+Ctrl-C cancels what runs; the database keeps what finished, and ``run``
+again goes on from there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from velhanet.league.archive import pack
+from velhanet.league.config import League, Player, codeVersion
+from velhanet.league.ratings import SprtBounds, llrLogistic, pentanomial
+from velhanet.league.schedule import Scheduled, schedule, sprtPairs
+from velhanet.league.store import Outcome, Store
+from velhanet.league.task import WrongVersion, holding, playGame
+from velhanet.sandbox.limits import SandboxSettings
+
+MAX_REPLAYS = 3
+MAX_ATTEMPTS = 3
+"""Tries of a game whose process failed (not a player's fault) before it is recorded void."""
+JOIN_TIMEOUT = 60.0
+"""Seconds both players have to join: includes a fresh worker unpacking them and their sandboxes' start."""
+
+
+class RunRefused(Exception):
+    """The run cannot start or go on (a worker of another velhanet, a scheduler gone): the line says why."""
+
+
+@dataclass
+class RunReport:
+    played: int = 0
+    replays: int = 0
+    voids: int = 0
+    interrupted: bool = False
+    decision: str = ""
+    llr: float | None = None
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def specOf(league: League, game: Scheduled, settings: SandboxSettings, live: bool) -> dict[str, Any]:
+    limits = settings.limits
+    return {
+        "seed": game.seed,
+        "moveTimeout": league.moveTimeout,
+        "gameTimeout": league.gameTimeout,
+        "joinTimeout": JOIN_TIMEOUT,
+        "sandbox": settings.mode,
+        "limits": {
+            "memory": limits.memory,
+            "cpu": limits.cpu,
+            "processes": limits.processes,
+            "disk": limits.disk,
+            "output": limits.output,
+        },
+        "teams": [{"name": p.name, "version": p.version, "command": p.command} for p in game.teams],
+        "live": live,
+    }
+
+
+def outcomeOf(result: dict[str, Any], game: Scheduled) -> Outcome:
+    team = result["winnerTeam"]
+    winner = None if team is None or result["void"] else game.teams[team].name
+    return Outcome(
+        winner=winner,
+        void=bool(result["void"]),
+        lossKind=result["lossKind"],
+        reason=result["reason"],
+        moves=int(result["moves"]),
+        seconds=float(result["seconds"]),
+        worker=str(result.get("worker", "")),
+        notes="; ".join(result.get("notes", [])),
+    )
+
+
+class Run:
+    def __init__(
+        self,
+        league: League,
+        players: list[Player],
+        store: Store,
+        client: Any,
+        settings: SandboxSettings,
+        say: Callable[[str], None],
+        live: bool = False,
+        onFinished: Callable[[int, dict[str, Any]], None] | None = None,
+        task: Callable[..., dict[str, Any]] = playGame,
+    ) -> None:
+        """``task`` plays one game on a worker (``task.playGame``; a test gives a quicker one)."""
+        self.league, self.players, self.store, self.client = league, players, store, client
+        self.settings, self.say, self.live = settings, say, live
+        self.onFinished = onFinished or (lambda gameId, result: None)
+        self.task = task
+        self.report = RunReport()
+        self.stopping = threading.Event()
+        self.futures: dict[Any, tuple[int, Scheduled, int]] = {}
+        self.began = time.monotonic()
+        self.total = 0
+        self.finished = 0
+
+    # -- before any game --------------------------------------------------------------
+
+    def checkWorkers(self) -> str:
+        expected = codeVersion()
+        versions = self.client.run(codeVersion)
+        if not versions:
+            raise RunRefused("the cluster has no worker")
+        wrong = {address: version for address, version in versions.items() if version != expected}
+        if wrong:
+            address, version = sorted(wrong.items())[0]
+            raise RunRefused(
+                f"the worker at {address} runs velhanet {version}, this league {expected}:"
+                " install the same velhanet on every worker (pip install the same checkout or wheel)"
+            )
+        return expected
+
+    def workerCount(self) -> int:
+        info = self.client.scheduler_info()
+        return sum(int(worker.get("nthreads", 1)) for worker in info.get("workers", {}).values())
+
+    # -- the games ------------------------------------------------------------------------
+
+    def play(self) -> RunReport:
+        from distributed import as_completed
+
+        expected = self.checkWorkers()
+        # A task holding each archive (not scattered data): if the worker that keeps it dies, the
+        # scheduler computes it again elsewhere, and the games that need it go on.
+        archives = {
+            p.version: self.client.submit(holding, pack(p.folder), key=f"velhanet-archive-{p.version}", pure=False)
+            for p in self.players
+        }
+        sprt = self.league.sprt
+        if sprt is None:
+            games = schedule(self.league, self.players)
+        else:
+            games = list(sprtPairs(self.league, self.players, 0, sprt.maxPairs))
+        self.store.schedule(games)
+        pending = self.store.pending(games)
+        if sprt is not None and self.sprtDecided():
+            pending = []  # decided in an earlier run
+        self.total = len(games)
+        self.finished = self.total - len(pending)
+        ahead = max(2, self.workerCount() * 2)
+        queue = list(pending)
+        completed = as_completed()
+
+        def submit(gameId: int, game: Scheduled, attempt: int) -> None:
+            spec = specOf(self.league, game, self.settings, self.live)
+            teams = [archives[p.version] for p in game.teams]
+            future = self.client.submit(
+                self.task, gameId, spec, teams, expected, pure=False, key=f"game-{gameId}-{attempt}-{time.time_ns()}"
+            )
+            self.futures[future] = (gameId, game, attempt)
+            completed.add(future)
+
+        def refill() -> None:
+            while queue and len(self.futures) < ahead and not self.stopping.is_set():
+                gameId, game = queue.pop(0)
+                submit(gameId, game, 0)
+
+        refill()
+        try:
+            for future in completed:
+                entry = self.futures.pop(future, None)
+                if self.stopping.is_set():
+                    break
+                if entry is None:  # cancelled: the sequential test was decided
+                    continue
+                gameId, game, attempt = entry
+                self.settle(future, gameId, game, attempt, submit)
+                if sprt is not None and self.sprtDecided():
+                    queue.clear()
+                    self.cancelAll()
+                refill()
+                self.progress()
+                if not self.futures and not queue:
+                    break
+        except KeyboardInterrupt:
+            self.stopping.set()
+        if self.stopping.is_set():
+            self.report.interrupted = True
+            self.cancelAll()
+        self.report.seconds = time.monotonic() - self.began
+        print("", file=sys.stderr)
+        return self.report
+
+    def settle(
+        self, future: Any, gameId: int, game: Scheduled, attempt: int, submit: Callable[[int, Scheduled, int], None]
+    ) -> None:
+        """One task came back: record its game, play it again, or note why it could not be played."""
+        try:
+            result = future.result()
+        except WrongVersion as error:
+            self.stopping.set()
+            raise RunRefused(f"{error}: install the same velhanet on every worker") from None
+        except Exception as error:  # the game's process failed, or Dask gave up on the task
+            if attempt + 1 < MAX_ATTEMPTS:
+                submit(gameId, game, attempt + 1)
+                return
+            self.store.finish(
+                gameId, Outcome(None, True, "void", f"could not be played: {error}", 0, 0.0, ""), game.a.name
+            )
+            self.report.voids += 1
+            self.finished += 1
+            return
+        if result.get("overloaded"):
+            replays = self.store.replayed(gameId, result["overloaded"])
+            self.report.replays += 1
+            if replays <= MAX_REPLAYS:
+                self.say(f"game {gameId} played again: {result['overloaded']}")
+                submit(gameId, game, attempt)
+                return
+            result["notes"] = [*result.get("notes", []), f"counted after {MAX_REPLAYS} replays: {result['overloaded']}"]
+        outcome = outcomeOf(result, game)
+        if result.get("xml"):
+            self.league.logs.mkdir(parents=True, exist_ok=True)
+            log = self.league.logs / f"game-{gameId:05d}.xml"
+            log.write_text(result["xml"], encoding="utf-8")
+            outcome = dataclasses.replace(outcome, log=str(log))
+        self.onFinished(gameId, result)
+        if self.store.finish(gameId, outcome, game.a.name):
+            self.finished += 1
+            self.report.played += 1
+            self.report.voids += outcome.void
+
+    def sprtDecided(self) -> bool:
+        sprt = self.league.sprt
+        assert sprt is not None
+        pairs: dict[int, list[float]] = {}
+        current = {p.name: p.version for p in self.players}
+        for row in self.store.games("done"):
+            if current.get(row["a"]) == row["a_version"] and current.get(row["b"]) == row["b_version"]:
+                pairs.setdefault(row["pair"], []).append(row["score"])
+        points = [sum(scores) for scores in pairs.values() if len(scores) == 2]
+        if not points:
+            return False
+        llr = llrLogistic(sprt.elo0, sprt.elo1, pentanomial(points))
+        self.report.llr = llr
+        decision = SprtBounds.of(sprt.alpha, sprt.beta).decision(llr)
+        if decision:
+            self.report.decision = decision
+        return bool(decision)
+
+    def cancelAll(self) -> None:
+        futures = list(self.futures)
+        self.futures.clear()
+        if futures:
+            self.client.cancel(futures)
+
+    def progress(self) -> None:
+        elapsed = time.monotonic() - self.began
+        played = self.report.played
+        rate = played / elapsed * 3600 if elapsed > 0 else 0.0
+        left = (self.total - self.finished) / (played / elapsed) if played else 0.0
+        line = (
+            f"\rgames {self.finished}/{self.total}  {rate:.0f}/h  left ~{left / 60:.0f} min"
+            + f"  workers {self.workerCount()}"
+            + (f"  LLR {self.report.llr:.2f}" if self.report.llr is not None else "")
+            + "   "
+        )
+        print(line, end="", file=sys.stderr, flush=True)

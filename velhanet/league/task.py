@@ -1,0 +1,121 @@
+"""One game as one Dask task: what a worker does with it.
+
+``playGame`` runs in a Dask worker (a thread of it). It checks that the
+worker runs the same velhanet as the league (``codeVersion``; otherwise
+``WrongVersion``, which ends the run with a clear message), unpacks the two
+players' archives into its cache, and starts ``python -m velhanet.league.game``
+with the game on its stdin. That process dies with the worker
+(``PR_SET_PDEATHSIG``), and its sandboxes with it: a worker killed in the
+middle of a game leaves nothing behind, and the scheduler gives the task to
+another worker. While a game is played, the worker already starts the
+process of its next one (``spare``), which does its imports and waits for
+its game on stdin: the next game begins without that start-up time.
+``EVENT`` lines go to the run's spectators' site through
+Dask's structured events (topic ``LIVE``), when the run watches.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import subprocess
+import sys
+import threading
+from typing import Any
+
+from velhanet.league.archive import unpacked
+from velhanet.league.config import codeVersion
+
+LIVE = "velhanet-league-live"
+"""The Dask topic of the games' live events."""
+PR_SET_PDEATHSIG = 1
+
+
+_spares: list[subprocess.Popen[str]] = []
+"""Game processes started ahead, waiting for a game on stdin; one per worker thread at most."""
+_sparesLock = threading.Lock()
+
+
+class WrongVersion(Exception):
+    """A worker runs another velhanet than the league: its results would not be the same game."""
+
+
+def _dieWithParent() -> None:
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def workerAddress() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return "local"
+
+
+def playGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expected: str) -> dict[str, Any]:
+    """Play game ``gameId`` (``spec`` as ``game.py`` reads it, its teams without folders yet); its outcome."""
+    mine = codeVersion()
+    address = workerAddress()
+    if mine != expected:
+        raise WrongVersion(f"the worker at {address} runs velhanet {mine}, the league {expected}")
+    spec = dict(spec)
+    spec["teams"] = [
+        {**team, "folder": str(unpacked(team["version"], archive))}
+        for team, archive in zip(spec["teams"], archives, strict=True)
+    ]
+    publish = _publisher(gameId) if spec.get("live") else None
+    child = _gameProcess()
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(json.dumps(spec))
+    child.stdin.close()
+    with _sparesLock:
+        _spares.append(_startGameProcess())  # the next game's, ready when it comes
+    outcome: dict[str, Any] | None = None
+    for line in child.stdout:
+        if line.startswith("RESULT "):
+            outcome = json.loads(line[7:])
+        elif line.startswith("EVENT ") and publish is not None:
+            publish(json.loads(line[6:]))
+    errors = child.stderr.read() if child.stderr is not None else ""
+    status = child.wait()
+    if outcome is None:
+        said = errors.strip().splitlines()
+        raise RuntimeError(f"the game process ended with status {status} without a result: {said[-1] if said else ''}")
+    outcome["worker"] = address
+    return outcome
+
+
+def _startGameProcess() -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "velhanet.league.game"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_dieWithParent,
+    )
+
+
+def _gameProcess() -> subprocess.Popen[str]:
+    """A spare game process still alive (it dies with the thread that started it), else a new one."""
+    with _sparesLock:
+        while _spares:
+            spare = _spares.pop()
+            if spare.poll() is None:
+                return spare
+    return _startGameProcess()
+
+
+def holding(archive: bytes) -> bytes:
+    """The task whose result is a player's archive: Dask recomputes a task whose worker died, not scattered data."""
+    return archive
+
+
+def _publisher(gameId: int) -> Any:
+    """Events to the scheduler's topic C{LIVE}, which keeps only the last ones (``low-level-log-length``)."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    return lambda event: worker.log_event(LIVE, {"game": gameId, **event})
