@@ -13,7 +13,8 @@ from typing import Any
 from twisted.application.service import IService
 
 from velhanet.startup import StartupReport
-from velhanet.web.hub import NO_WATCHER, GameHub, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
+from velhanet.web.hub import GameHub
 
 WEB_OPTION = [
     "web",
