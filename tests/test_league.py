@@ -328,6 +328,27 @@ class RunTests(ClusterRuns):
         self.assertEqual({row["loss_kind"] for row in rows}, {""})  # the recorded results are the replays'
         self.assertEqual({row["replayed_because"] for row in rows}, {"machine overloaded (test)"})
 
+    def test_aRunWithNoWorkerLeftStopsAndSaysSo(self) -> None:
+        """Never stuck: a cluster that lost every worker stops the run, its games still scheduled."""
+        league, players = makePlayers(self, ["ana", "bo"])
+        store = Store(league.databasePath)
+        client, local = localCluster(0)
+        self.addCleanup(local.close)
+        self.addCleanup(client.close)
+
+        class WorkersGone(Run):
+            noWorkersGrace = 1.0
+            watchEvery = 0.1
+
+            def checkWorkers(self) -> str:  # they were there when the run began
+                return codeVersion()
+
+        run = WorkersGone(league, players, store, client, SandboxSettings("off"), say=print, task=quickGame)
+        with self.assertRaises(RunRefused) as refused:
+            run.play()
+        self.assertIn("no worker for 1 s, 4 game(s) still to play", str(refused.exception))
+        self.assertEqual(store.counts(), {"scheduled": 4})
+
     def test_aWorkerOfAnotherVelhanetIsRefused(self) -> None:
         league, players = makePlayers(self, ["ana", "bo"])
 
