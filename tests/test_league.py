@@ -206,6 +206,12 @@ class StoreTests(SynchronousTestCase):
 # -- runs on a cluster ----------------------------------------------------------------------
 
 
+def leagueCommand(command: str, leagueFile: Path, *options: str) -> str:
+    """``velhanet-league COMMAND LEAGUE.toml OPTIONS``: what it printed."""
+    arguments = [PYTHON, "-m", "velhanet.league.cli", command, str(leagueFile), *options]
+    return subprocess.run(arguments, cwd=ROOT, env=ENVIRONMENT, capture_output=True, text=True, timeout=120).stdout
+
+
 def quickGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expectedVersion: str) -> dict[str, Any]:
     """A fake game for the runner: team ONE wins when its name sorts first, after a short sleep.
 
@@ -423,26 +429,10 @@ class RealGameTests(SynchronousTestCase):
         self.assertEqual(len(logs), 6)
         again = subprocess.run(command, cwd=ROOT, env=ENVIRONMENT, capture_output=True, text=True, timeout=600)
         self.assertIn("6 games counted", again.stdout)  # nothing played twice
-        standings = subprocess.run(
-            [PYTHON, "-m", "velhanet.league.cli", "standings", str(root / "league.toml"), "--format", "json"],
-            cwd=ROOT,
-            env=ENVIRONMENT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        data = json.loads(standings.stdout)
+        data = json.loads(leagueCommand("standings", root / "league.toml", "--format", "json"))
         self.assertEqual(sum(p["games"] for p in data["players"]), 12)
         self.assertEqual(data["players"][0]["name"], "greedy")
-        exported = subprocess.run(
-            [PYTHON, "-m", "velhanet.league.cli", "export", str(root / "league.toml"), "--format", "json"],
-            cwd=ROOT,
-            env=ENVIRONMENT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        rows = json.loads(exported.stdout)
+        rows = json.loads(leagueCommand("export", root / "league.toml", "--format", "json"))
         self.assertEqual(len(rows), 6)
         self.assertTrue(all(row["worker"].startswith("tcp://127.0.0.1:") for row in rows))
 
