@@ -150,7 +150,7 @@ async def _openMany(webPort: int, count: int) -> list[asyncio.StreamWriter]:
 
 
 def memory(spectators: int) -> None:
-    from tests.processes import freePort
+    from velhanet.listening import freePort
 
     port, webPort = freePort(), freePort()
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -1,11 +1,12 @@
 """A real ``socha==4.3.9`` player, driving ``GameClient`` directly (reference-behaviour-socha.md §5.2).
 
-    python tests/socha_player.py PORT [SEED] [--reservation CODE] [--think SECONDS] [--greedy]
+    python tests/socha_player.py PORT [SEED] [--reservation CODE] [--think SECONDS [--think-moves N]] [--greedy]
 
 Prints RESULT <winner team> <regular> <reason> and exits 0 after <left/>.
 With ``--think`` the player spends that many seconds of its own measured
 time on every move (from the moment ``calculate_move`` is called) and prints
-``THOUGHT <ms>`` per move. With ``--greedy`` it plays, instead of a random
+``THOUGHT <ms>`` per move; with ``--think-moves N`` only on its first N
+moves (the rest at once). With ``--greedy`` it plays, instead of a random
 move, one that makes its own largest swarm after the move (the Piranhas goal,
 ``RulesEngine.swarms_of_team``) as big as possible; ties are broken at random.
 """
@@ -21,9 +22,10 @@ from socha.api.networking.game_client import GameClient, IClientHandler
 class Logic(IClientHandler):
     state: GameState | None = None
 
-    def __init__(self, seed, think, greedy=False):
+    def __init__(self, seed, think, greedy=False, thinkMoves=None):
         self.rng = random.Random(seed)
         self.think = think
+        self.thinkMoves = thinkMoves
         self.greedy = greedy
 
     def on_update(self, state):
@@ -34,7 +36,9 @@ class Logic(IClientHandler):
         assert self.state is not None  # the server sends the state before asking for a move
         moves = self.state.possible_moves()
         move = self.greediest(self.state, moves) if self.greedy else self.rng.choice(moves)
-        if self.think:
+        if self.think and (self.thinkMoves is None or self.thinkMoves > 0):
+            if self.thinkMoves is not None:
+                self.thinkMoves -= 1
             time.sleep(max(0.0, started + self.think - time.monotonic()))
             print("THOUGHT", round((time.monotonic() - started) * 1000), flush=True)
         return move
@@ -61,10 +65,11 @@ def main():
     seed = int(sys.argv[2]) if len(sys.argv) > 2 and not sys.argv[2].startswith("-") else 0
     reservation = sys.argv[sys.argv.index("--reservation") + 1] if "--reservation" in sys.argv else None
     think = float(sys.argv[sys.argv.index("--think") + 1]) if "--think" in sys.argv else 0.0
+    thinkMoves = int(sys.argv[sys.argv.index("--think-moves") + 1]) if "--think-moves" in sys.argv else None
     client = GameClient(
         host="127.0.0.1",
         port=port,
-        handler=Logic(seed, think, "--greedy" in sys.argv),
+        handler=Logic(seed, think, "--greedy" in sys.argv, thinkMoves),
         reservation=reservation,  # type: ignore[arg-type]  # socha's annotation says str; None means "no reservation"
         room_id=None,  # type: ignore[arg-type]  # likewise: None means "no room"
         password=None,  # type: ignore[arg-type]  # likewise: None means "no password"

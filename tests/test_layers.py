@@ -41,6 +41,18 @@ class LayerTests(SynchronousTestCase):
             twisted = sorted(n for n in importsOf(path) if n == "twisted" or n.startswith("twisted."))
             self.assertEqual(bool(twisted), path.name == "program.py", f"{path.name} imports {twisted}")
 
+    def test_familiesReachTheSiteOnlyInTheirServiceWiring(self) -> None:
+        """Rooms, lobbies and protocols report to the port of velhanet.watching; only the wiring knows the site."""
+        wiring = {"service.py", "tap.py", "replayservice.py", "replaytap.py"}
+        reaching: dict[str, list[str]] = {}
+        for family in ("velha", "gambit", "gobang", "socha"):
+            for path in sorted((PACKAGE / family).glob("*.py")):
+                web = sorted(n for n in importsOf(path) if n == "velhanet.web" or n.startswith("velhanet.web."))
+                if web and path.name not in wiring:
+                    reaching[f"{family}/{path.name}"] = web
+        self.assertEqual(reaching, {})
+        self.assertIn("velhanet.watching", importsOf(PACKAGE / "gambit" / "room.py"))
+
     def test_noModuleOverFourHundredLines(self) -> None:
         """A module fits in a head: split by role before one grows past 400 lines."""
         sizes = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}

@@ -206,6 +206,12 @@ class StoreTests(SynchronousTestCase):
 # -- runs on a cluster ----------------------------------------------------------------------
 
 
+def leagueCommand(command: str, leagueFile: Path, *options: str) -> str:
+    """``velhanet-league COMMAND LEAGUE.toml OPTIONS``: what it printed."""
+    arguments = [PYTHON, "-m", "velhanet.league.cli", command, str(leagueFile), *options]
+    return subprocess.run(arguments, cwd=ROOT, env=ENVIRONMENT, capture_output=True, text=True, timeout=120).stdout
+
+
 def quickGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expectedVersion: str) -> dict[str, Any]:
     """A fake game for the runner: team ONE wins when its name sorts first, after a short sleep.
 
@@ -328,6 +334,27 @@ class RunTests(ClusterRuns):
         self.assertEqual({row["loss_kind"] for row in rows}, {""})  # the recorded results are the replays'
         self.assertEqual({row["replayed_because"] for row in rows}, {"machine overloaded (test)"})
 
+    def test_aRunWithNoWorkerLeftStopsAndSaysSo(self) -> None:
+        """Never stuck: a cluster that lost every worker stops the run, its games still scheduled."""
+        league, players = makePlayers(self, ["ana", "bo"])
+        store = Store(league.databasePath)
+        client, local = localCluster(0)
+        self.addCleanup(local.close)
+        self.addCleanup(client.close)
+
+        class WorkersGone(Run):
+            noWorkersGrace = 1.0
+            watchEvery = 0.1
+
+            def checkWorkers(self) -> str:  # they were there when the run began
+                return codeVersion()
+
+        run = WorkersGone(league, players, store, client, SandboxSettings("off"), say=print, task=quickGame)
+        with self.assertRaises(RunRefused) as refused:
+            run.play()
+        self.assertIn("no worker for 1 s, 4 game(s) still to play", str(refused.exception))
+        self.assertEqual(store.counts(), {"scheduled": 4})
+
     def test_aWorkerOfAnotherVelhanetIsRefused(self) -> None:
         league, players = makePlayers(self, ["ana", "bo"])
 
@@ -402,26 +429,10 @@ class RealGameTests(SynchronousTestCase):
         self.assertEqual(len(logs), 6)
         again = subprocess.run(command, cwd=ROOT, env=ENVIRONMENT, capture_output=True, text=True, timeout=600)
         self.assertIn("6 games counted", again.stdout)  # nothing played twice
-        standings = subprocess.run(
-            [PYTHON, "-m", "velhanet.league.cli", "standings", str(root / "league.toml"), "--format", "json"],
-            cwd=ROOT,
-            env=ENVIRONMENT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        data = json.loads(standings.stdout)
+        data = json.loads(leagueCommand("standings", root / "league.toml", "--format", "json"))
         self.assertEqual(sum(p["games"] for p in data["players"]), 12)
         self.assertEqual(data["players"][0]["name"], "greedy")
-        exported = subprocess.run(
-            [PYTHON, "-m", "velhanet.league.cli", "export", str(root / "league.toml"), "--format", "json"],
-            cwd=ROOT,
-            env=ENVIRONMENT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        rows = json.loads(exported.stdout)
+        rows = json.loads(leagueCommand("export", root / "league.toml", "--format", "json"))
         self.assertEqual(len(rows), 6)
         self.assertTrue(all(row["worker"].startswith("tcp://127.0.0.1:") for row in rows))
 

@@ -9,6 +9,7 @@ connection, without a socket.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 from typing import Any
 
@@ -22,8 +23,9 @@ from tests.test_gambit import RecordingPlayer
 from velhanet.gambit.room import RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.games.kinarow import TICTACTOE, Place, gobangRules
+from velhanet.watching import NO_WATCHER, WatchedGame
 from velhanet.web.boards import kInARowBoard
-from velhanet.web.hub import NO_WATCHER, GameHub, WatchedGame
+from velhanet.web.hub import GameHub
 from velhanet.web.site import StreamsPerAddress, spectatorSite, webEndpoint
 
 
@@ -88,7 +90,7 @@ class HubTestCase(SynchronousTestCase):
         self.drawn = Drawn()
 
     def game(self, hidden: bool = False) -> WatchedGame:
-        return self.hub.started("gambit", "chess", ["alice", "<b>bob</b>"], self.drawn, hidden)
+        return self.hub.startedDrawn("gambit", "chess", ["alice", "<b>bob</b>"], self.drawn, hidden)
 
     def open(self, path: bytes, method: bytes = b"GET") -> Browser:
         return Browser(self.hub, self.clock, path, method)
@@ -527,6 +529,41 @@ class HeartbeatTests(HubTestCase):
         self.assertEqual(len(self.clock.getDelayedCalls()), 1)
         listing.channel.connectionLost(Exception("gone"))
         self.assertEqual(self.clock.getDelayedCalls(), [])
+
+
+class PositionDrawingTests(SynchronousTestCase):
+    """The rooms hand over their engines' states; the site chooses the drawing."""
+
+    def test_eachEnginesStateIsDrawnByItsOwnDrawing(self) -> None:
+        import chess
+
+        from velhanet.games.piranhas import teamOf
+        from velhanet.games.piranhassetup import PiranhasRules
+        from velhanet.web.boards import drawPosition
+
+        board = chess.Board()
+        board.push_uci("e2e4")
+        self.assertIn("<svg", drawPosition(board))
+        self.assertIn('class="stone player0 mark-x"', drawPosition(TICTACTOE.initial().apply(Place(1, 1))))
+        start = PiranhasRules().initial(random.Random(7))
+        fish = sum(teamOf(value) is not None for value in start.cells)
+        self.assertEqual(drawPosition(start).count('class="fish team'), fish)
+        self.assertGreater(fish, 0)
+        self.assertEqual(drawPosition(None), "")
+        with self.assertRaises(TypeError):
+            drawPosition(object())
+
+    def test_theHubDrawsThePositionWhenSomeoneWatches(self) -> None:
+        clock = Clock()
+        hub = GameHub(clock)
+        states = [TICTACTOE.initial()]
+        watched = hub.started("velha", "tic-tac-toe", ["ana", "bo"], lambda: states[-1])
+        record = hub.visible("1")
+        assert record is not None
+        self.assertNotIn("mark-x", record.svg())
+        states.append(states[-1].apply(Place(0, 0)))
+        watched.moved("ana: 1")
+        self.assertIn("mark-x", record.svg())
 
 
 class KInARowBoardTests(SynchronousTestCase):

@@ -1,4 +1,4 @@
-"""Listening endpoints with room for a class connecting at once.
+"""Listening endpoints with room for a class connecting at once, and free ports for the programs we start.
 
 Twisted listens with a backlog of 50 unless the endpoint says otherwise.
 When a whole class (or a load generator) connects within a few
@@ -11,6 +11,8 @@ endpoint description a larger backlog (the kernel caps it at
 
 from __future__ import annotations
 
+import socket
+
 BACKLOG = 1024
 
 
@@ -20,3 +22,10 @@ def withBacklog(description: str, backlog: int = BACKLOG) -> str:
     if "backlog=" in description or kind not in ("tcp", "tcp6"):
         return description
     return f"{description}:backlog={backlog}"
+
+
+def freePort(kind: int = socket.SOCK_STREAM, host: str = "127.0.0.1") -> int:
+    """A port nobody listens on now, chosen by the OS: for a program we start and tell where to listen."""
+    with socket.socket(socket.AF_INET, kind) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])

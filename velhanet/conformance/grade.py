@@ -44,6 +44,7 @@ from velhanet.conformance import velha
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN, Target
 from velhanet.conformance.report import jsonReport, junitXml, parseArguments, targetFrom
 from velhanet.conformance.runner import FAMILIES, Report, runChecks
+from velhanet.listening import freePort
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.bench import enterBench
 from velhanet.sandbox.blocking import BlockingProgram, SandboxStartFailed
@@ -73,12 +74,6 @@ class Graded:
         if notes:
             verdict += f" ({'; '.join(notes)})"
         return [self.student, *counts, verdict]
-
-
-def freePort(kind: int = socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _waitForTcp(port: int, program: BlockingProgram) -> None:

@@ -18,7 +18,7 @@ from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.limits import AddressBuckets
-from velhanet.web.hub import NO_WATCHER, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
 
 MAX_NAME = 64
 

@@ -40,7 +40,7 @@ from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedM
 from velhanet.limits import AddressBuckets
 from velhanet.sendnow import noDelay, writerFor
 from velhanet.tracing import Tracer, noTrace
-from velhanet.web.hub import NO_WATCHER, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
 
 SPACING = 0.01
 """Seconds between two writes to one connection (see the module docstring).

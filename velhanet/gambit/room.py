@@ -22,8 +22,7 @@ from velhanet.gambit.wire import Cmd, Message
 from velhanet.games.chessgame import gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
 from velhanet.indexedmachine import indexed
-from velhanet.web.boards import chessBoard
-from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
+from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 
 class Player(Protocol):
@@ -118,7 +117,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         black.send(Message(Cmd.OK, "", core.white.name))
         core.white.send(Message(Cmd.OK, "", black.name))
         board = core.board
-        core.watched = core.watcher.started("gambit", "chess", (core.white.name, black.name), lambda: chessBoard(board))
+        core.watched = core.watcher.started("gambit", "chess", (core.white.name, black.name), lambda: board)
 
     @waiting.upon(Room.move).loop()
     @waiting.upon(Room.end).loop()

@@ -9,7 +9,7 @@ from twisted.application.service import IService, MultiService
 from velhanet.gambit.protocol import GambitServerFactory
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import logTracer, orGlobalReactor
-from velhanet.web.service import webSite
+from velhanet.web.service import webSite, withSite
 
 
 def _withoutNewline(raw: bytes | str) -> str:
@@ -26,6 +26,15 @@ traceToLog = logTracer("velhanet.gambit.trace", showRaw=_withoutNewline, describ
 """``--trace``: each message in and out, raw and decoded, as a log line."""
 
 
+class GambitService(MultiService):
+    """The relay's listener and, with ``--web``, its spectators' site."""
+
+    def __init__(self, factory: GambitServerFactory, listening: IService, web: IService | None) -> None:
+        super().__init__()
+        self.factory = factory
+        withSite(self, web, listening)
+
+
 def makeService(options: Any, reactor: Any = None) -> IService:
     reactor = orGlobalReactor(reactor)
     report = StartupReport(options, reactor)
@@ -39,10 +48,4 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         limits=options["limits"],
         watcher=watcher,
     )
-    listening = ListeningService(options["listen"], factory, reactor, report)
-    if web is None:
-        return listening
-    both = MultiService()
-    listening.setServiceParent(both)
-    web.setServiceParent(both)
-    return both
+    return GambitService(factory, ListeningService(options["listen"], factory, reactor, report), web)

@@ -25,7 +25,7 @@ from twisted.logger import Logger
 from velhanet.games.kinarow import KInARowRules
 from velhanet.gobang.room import BLACK, WHITE, Channel, Game, GameCore, GameMachine
 from velhanet.gobang.wire import ClientOp, ClientWord, Refused, ServerOp, ServerWord
-from velhanet.web.hub import NO_WATCHER, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
 
 DROPS_LOGGED_PER_READ = 16
 """Dropped words logged one by one per read of the server FIFO; the rest are summed up in one line.

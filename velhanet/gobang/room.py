@@ -21,8 +21,7 @@ from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import PASS, RESIGN, KInARowRules, KInARowState, Place
 from velhanet.gobang.wire import ServerOp, ServerWord
 from velhanet.indexedmachine import indexed
-from velhanet.web.boards import kInARowBoard
-from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
+from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 BLACK, WHITE = 0, 1
 COLOUR = ("black", "white")
@@ -121,10 +120,6 @@ class GameCore:
         ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
 
 
-def _board(core: GameCore) -> str:
-    return kInARowBoard(core.state) if core.state is not None else ""
-
-
 def _buildGame() -> TypeMachine[Game, GameCore]:
     builder = TypeMachineBuilder(Game, GameCore)
     waiting = builder.state("waiting")
@@ -149,7 +144,7 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         players = [f"{COLOUR[colour]} (pid {seated.pid})" for colour, seated in enumerate(core.seats) if seated]
         rules = core.rules
         core.watched = core.watcher.started(
-            "gobang", f"{rules.name} {rules.width}x{rules.height}", players, lambda: _board(core)
+            "gobang", f"{rules.name} {rules.width}x{rules.height}", players, lambda: core.state
         )
         core.askToMove()
 

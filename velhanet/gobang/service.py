@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from twisted.application.service import Service
+from twisted.application.service import MultiService
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
@@ -22,7 +22,7 @@ from velhanet.gobang.protocol import ClientFifos, FifoChannel, WordFeeder
 from velhanet.gobang.wire import ByteOrder
 from velhanet.startup import StartupReport
 from velhanet.tracing import logTracer, noTrace, orGlobalReactor
-from velhanet.web.service import webSite
+from velhanet.web.service import webSite, withSite
 
 LIVENESS_INTERVAL = 2.0
 """Seconds between checks that every participant's process still exists."""
@@ -36,7 +36,7 @@ traceToLog = logTracer(
 """``--trace``: each word in and out, in hex and decoded, as a log line."""
 
 
-class GobangServerService(Service):
+class GobangServerService(MultiService):
     """One Gobang server process.
 
     ``lobbyType`` and ``channelType`` (and L{serverFifoPath}) are the seams a
@@ -49,6 +49,7 @@ class GobangServerService(Service):
     channelType = FifoChannel
 
     def __init__(self, options: Any, reactor: Any) -> None:
+        super().__init__()
         self.options = options
         self.reactor = reactor
         self.order: ByteOrder = options["byte-order"]
@@ -63,19 +64,14 @@ class GobangServerService(Service):
         self.liveness = LoopingCall(self.lobby.checkAlive, self.clients.isAlive)
         self.liveness.clock = reactor
         self.startup = StartupReport(options, reactor)
-        watcher, self.web = webSite(options, reactor, self.startup)
+        watcher, web = webSite(options, reactor, self.startup)
+        withSite(self, web)
         self.lobby.watcher = watcher
 
     def serverFifoPath(self, pid: int) -> Path:
         return fifo.fifoPath(self.directory, "gbs", pid)
 
-    def privilegedStartService(self) -> None:
-        super().privilegedStartService()
-        if self.web is not None:
-            self.web.privilegedStartService()  # --web: bound before twistd drops privileges, as a port
-
     def startService(self) -> None:
-        super().startService()
         pid = os.getpid()
         self.path = self.serverFifoPath(pid)
         try:
@@ -88,8 +84,7 @@ class GobangServerService(Service):
         self.reader = fifo.FifoReader(fifo.openForReading(self.path), self.feeder.dataReceived, reactor=self.reactor)
         self.reader.startReading()
         self.liveness.start(LIVENESS_INTERVAL, now=False)
-        if self.web is not None:
-            self.web.startService()  # after the FIFO: once the site answers, clients can connect
+        super().startService()  # the site after the FIFO: once the site answers, clients can connect
         self.log.info(
             "Gobang server #{pid} ({game} {size}x{size}) reading {path}",
             pid=pid,
@@ -99,8 +94,7 @@ class GobangServerService(Service):
         )
 
     def stopService(self) -> Deferred[object] | None:
-        super().stopService()
-        stopped = self.web.stopService() if self.web is not None and self.web.running else None
+        stopped: Deferred[object] | None = super().stopService()
         if self.liveness.running:
             self.liveness.stop()
         self.lobby.shutdown()

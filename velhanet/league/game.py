@@ -40,6 +40,7 @@ from velhanet.sandbox.sandbox import Sandbox
 from velhanet.socha.match import Match
 from velhanet.socha.matchgame import GameWatcher
 from velhanet.socha.protocol import SochaFactory
+from velhanet.web.boards import drawPosition
 
 OVERLOAD_WAIT = 0.25
 """Runnable-but-waiting share of the timed-out turn from which the machine, not the player, is to blame."""
@@ -172,8 +173,12 @@ class LiveWatcher:
         self.say = say
         self.clock = clock
 
-    def started(self, family: str, gameType: str, players: Any, render: Any, hidden: bool = False) -> Any:
+    def started(self, family: str, gameType: str, players: Any, position: Any, hidden: bool = False) -> Any:
         say, clock = self.say, self.clock
+
+        def render() -> str:
+            return drawPosition(position())
+
         say("started", {"family": family, "gameType": gameType, "players": list(players), "board": render()})
         drawn = [clock()]
 

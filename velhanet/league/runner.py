@@ -99,7 +99,18 @@ def outcomeOf(result: dict[str, Any], game: Scheduled) -> Outcome:
     )
 
 
+NO_WORKERS_GRACE = 120.0
+"""Seconds a run waits with no worker at all before it stops, the games not played still scheduled.
+
+A LocalCluster whose nannies could not start their workers again (a machine too loaded for them to
+start in time), a cluster whose workers all left: the scheduler would hold the games for ever."""
+
+
 class Run:
+    noWorkersGrace = NO_WORKERS_GRACE
+    watchEvery = 1.0
+    """Seconds between two looks at the number of workers, while games are played."""
+
     def __init__(
         self,
         league: League,
@@ -123,6 +134,8 @@ class Run:
         self.began = time.monotonic()
         self.total = 0
         self.finished = 0
+        self.noWorkersFor: float | None = None
+        """Set when the run stopped because it had no worker for L{noWorkersGrace} seconds."""
 
     # -- before any game --------------------------------------------------------------
 
@@ -186,6 +199,10 @@ class Run:
                 submit(gameId, game, 0)
 
         refill()
+        playing = threading.Event()
+        playing.set()
+        watcher = threading.Thread(target=self._watchWorkers, args=(playing,), daemon=True)
+        watcher.start()
         try:
             for future in completed:
                 entry = self.futures.pop(future, None)
@@ -204,6 +221,15 @@ class Run:
                     break
         except KeyboardInterrupt:
             self.stopping.set()
+        finally:
+            playing.clear()
+        if self.noWorkersFor is not None:
+            self.cancelAll()
+            left = self.total - self.finished
+            raise RunRefused(
+                f"no worker for {self.noWorkersFor:.0f} s, {left} game(s) still to play: the cluster lost its"
+                " workers (see its log); start workers and run again, it goes on where it stopped"
+            )
         if self.stopping.is_set():
             self.report.interrupted = True
             self.cancelAll()
@@ -267,6 +293,21 @@ class Run:
         if decision:
             self.report.decision = decision
         return bool(decision)
+
+    def _watchWorkers(self, playing: threading.Event) -> None:
+        """A thread beside the games: a run with no worker at all stops after L{noWorkersGrace} seconds."""
+        alone: float | None = None
+        while playing.is_set() and not self.stopping.wait(self.watchEvery):
+            if self.workerCount() > 0:
+                alone = None
+                continue
+            alone = alone if alone is not None else time.monotonic()
+            self.progress()
+            if time.monotonic() - alone >= self.noWorkersGrace:
+                self.noWorkersFor = time.monotonic() - alone
+                self.stopping.set()
+                self.client.cancel(list(self.futures))  # wakes the loop of play(), which then stops
+                return
 
     def cancelAll(self) -> None:
         futures = list(self.futures)

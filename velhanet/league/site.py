@@ -29,7 +29,8 @@ from velhanet.league.standings import asJson, asText, standingsOf
 from velhanet.league.store import Store
 from velhanet.league.task import LIVE
 from velhanet.socha.replayservice import ReplayLibrary
-from velhanet.web.hub import GameHub, WatchedGame
+from velhanet.watching import WatchedGame
+from velhanet.web.hub import GameHub
 from velhanet.web.site import Root, webEndpoint
 
 RESCAN = 2.0
@@ -113,9 +114,10 @@ class LeagueSite:
         game, kind = int(event["game"]), event["event"]
         if kind == "started":
             board = [event["board"]]
-            watched = self.hub.started(event["family"], event["gameType"], event["players"], lambda: board[0])
-            self.live[game] = (watched, board)
-        elif game in self.live:
+            started = self.hub.startedDrawn(event["family"], event["gameType"], event["players"], lambda: board[0])
+            self.live[game] = (started, board)
+            return
+        if game in self.live:
             watched, board = self.live[game]
             board[0] = event.get("board", board[0])
             if kind == "moved":

@@ -28,7 +28,7 @@ from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
 from velhanet.socha.room import Room, openRoom
 from velhanet.socha.seats import Client, RoomCore
 from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag
-from velhanet.web.hub import NO_WATCHER, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
 
 JOIN_REQUESTS = frozenset({"join", "joinRoom", "joinPrepared"})
 MAX_SEED_DIGITS = 18

@@ -22,7 +22,7 @@ from velhanet.sendnow import noDelay, writerFor
 from velhanet.socha.lobby import ADMIN_REQUESTS, JOIN_REQUESTS, Lobby, RoomEntry, SochaLimits
 from velhanet.socha.wire import XmlError, XmlStreamReader, errorPacket, render, tag
 from velhanet.tracing import IN, OUT, Tracer, noTrace
-from velhanet.web.hub import NO_WATCHER, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
 
 INPUT_PIECE = 4096
 """Bytes of a client's input parsed and handled before checking that it still reads our answers."""

@@ -21,8 +21,7 @@ from velhanet.games.kinarow import Place
 from velhanet.games.piranhas import TEAM_NAMES
 from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
 from velhanet.socha.wire import LEFT_THE_GAME, Verdict, resultData, tag
-from velhanet.web.boards import kInARowBoard, piranhasBoard
-from velhanet.web.hub import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
+from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 PACKET_GAP = 0.05
 """Seconds between two packets to one player that must arrive in separate reads."""
@@ -49,13 +48,11 @@ class Slot:
         return self.displayName or TEAM_NAMES[self.team]
 
 
-def drawBoard(game: HostedGame) -> str:
-    """The board of a hosted game as SVG, for the spectators' site."""
-    if isinstance(game, PiranhasGame):
-        return piranhasBoard(game.state.cells)
-    if isinstance(game, KInARowGame):
-        return kInARowBoard(game.state)
-    return ""
+def position(game: HostedGame) -> object:
+    """A hosted game's engine state, for its spectators (L{velhanet.watching})."""
+    if isinstance(game, PiranhasGame | KInARowGame):
+        return game.state
+    return None
 
 
 def moveText(game: HostedGame) -> str:
@@ -135,7 +132,7 @@ class RoomCore:
         """Report the game that starts to the spectators' site (nothing without ``--web``)."""
         players = [slot.name() for slot in self.slots]
         self.watched = self.watcher.started(
-            "socha", self.gameType.gameType, players, lambda: drawBoard(game), hidden=self.hidden
+            "socha", self.gameType.gameType, players, lambda: position(game), hidden=self.hidden
         )
 
     # -- ending --------------------------------------------------------------------

@@ -10,7 +10,7 @@ from twisted.internet.defer import Deferred, gatherResults
 from velhanet.socha.protocol import SochaFactory
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import asText, logTracer, orGlobalReactor
-from velhanet.web.service import webSite
+from velhanet.web.service import webSite, withSite
 
 
 def _stripped(raw: bytes | str) -> str:
@@ -28,11 +28,7 @@ class SochaService(MultiService):
     def __init__(self, factory: SochaFactory, listening: IService, web: IService | None = None) -> None:
         super().__init__()
         self.factory = factory
-        if web is not None:
-            # The site listens first: a server whose site cannot listen never takes a player
-            # (socha-match knows the server is up when the game port answers).
-            web.setServiceParent(self)
-        listening.setServiceParent(self)
+        withSite(self, web, listening)
 
     def stopService(self) -> Deferred[list[object]]:
         stopped: Deferred[object] = super().stopService()

@@ -46,7 +46,7 @@ from velhanet.velha.protocol import (
 from velhanet.velha.room import Match, MatchCore, MatchMachine, MatchObserver, MatchSettings
 from velhanet.velha.roster import Roster
 from velhanet.velha.spectated import SpectatedMatch
-from velhanet.web.hub import NO_WATCHER, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
 
 SILENT = "did not answer MSG01 within 15 s"
 

@@ -22,7 +22,7 @@ from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
 from velhanet.velha.lobby import Lobby
 from velhanet.velha.protocol import ReactorTcpNetwork
 from velhanet.velha.room import MatchSettings
-from velhanet.web.service import webSite
+from velhanet.web.service import webSite, withSite
 
 UDP_RECEIVE_BUFFER = 1 << 20
 """Bytes of datagrams the kernel may hold for us while we are busy (a flood must not crowd out peers)."""
@@ -63,8 +63,7 @@ class VelhaService(MultiService):
         ownLog = self.ownLog()
         self.startup = StartupReport(options, reactor, log=os.path.abspath(ownLog) if ownLog else None)
         self.watcher, web = webSite(options, reactor, self.startup)
-        if web is not None:
-            web.setServiceParent(self)
+        withSite(self, web)
 
     def ownLog(self) -> str | None:
         """The file the console's log goes to (None: twistd's log, as with --bot or ``--log-file -``)."""

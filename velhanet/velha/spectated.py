@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from velhanet.games.kinarow import KInARowState
 from velhanet.velha.matchcore import MatchObserver
-from velhanet.web.boards import kInARowBoard
-from velhanet.web.hub import GameWatcher, WatchedGame
+from velhanet.watching import GameWatcher, WatchedGame
 
 
 class _Board:
-    """One game's board as the site draws it: a finished game keeps its last position."""
+    """One game's position for the site: a finished game keeps its last one."""
 
     def __init__(self, state: KInARowState) -> None:
         self.state = state
 
-    def __call__(self) -> str:
-        return kInARowBoard(self.state)
+    def __call__(self) -> KInARowState:
+        return self.state
 
 
 class SpectatedMatch:

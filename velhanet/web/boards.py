@@ -4,7 +4,9 @@ Called only when a spectator needs the board (L{velhanet.web.hub.GameRecord.svg}
 never on a move nobody watches. Each drawing scales to its container
 (a ``viewBox``, no fixed size) so it fills a projector or a phone.
 
-Every family's rooms import this module, so each drawing imports its own
+The rooms hand over their engines' states (L{velhanet.watching}); the
+site picks the drawing by the state's type (L{drawPosition}). Every
+service with ``--web`` imports this module, so each drawing imports its own
 game's engine when it first draws: a Gambit server does not carry the
 Piranhas tables, nor a Software-Challenge server the chess library, for a
 board it never draws (1.3 and 1.7 MB of RSS, each imported alone).
@@ -12,12 +14,14 @@ board it never draws (1.3 and 1.7 MB of RSS, each imported alone).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import chess
 
     from velhanet.games.kinarow import KInARowState
+    from velhanet.games.piranhas import PiranhasState
 
 CELL = 40
 COLOURS = ("#c0392b", "#2563eb")
@@ -94,3 +98,26 @@ def kInARowBoard(state: KInARowState) -> str:
                 f'fill="none" stroke="{COLOURS[1]}" stroke-width="5"/>'
             )
     return _svg(width * CELL, height * CELL, body, "board")
+
+
+def piranhasPosition(state: PiranhasState) -> str:
+    return piranhasBoard(state.cells)
+
+
+DRAWINGS: dict[str, Callable[[Any], str]] = {
+    "chess.Board": chessBoard,
+    "velhanet.games.kinarow.KInARowState": kInARowBoard,
+    "velhanet.games.piranhas.PiranhasState": piranhasPosition,
+}
+"""The drawing of each engine's state, by the state's class (named, so that choosing imports no engine)."""
+
+
+def drawPosition(position: object) -> str:
+    """The board of a room's position (L{velhanet.watching.Position}) as SVG; "" before there is a position."""
+    if position is None:
+        return ""
+    for kind in type(position).__mro__:
+        drawing = DRAWINGS.get(f"{kind.__module__}.{kind.__qualname__}")
+        if drawing is not None:
+            return drawing(position)
+    raise TypeError(f"no drawing for a {type(position).__qualname__} position")

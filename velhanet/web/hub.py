@@ -1,10 +1,10 @@
 """What the spectators' site knows about the games: the hub the rooms report to, and the streams.
 
-The rooms report through a narrow interface, one call per fact: a game started (L{GameWatcher.started}), a
-move was played, the game ended (L{WatchedGame.moved}, L{WatchedGame.ended}). A server run without ``--web``
-gets L{NO_WATCHER}, whose calls do nothing. With ``--web`` and nobody watching, a move costs one small record
-appended to a list: the board is drawn only when a spectator needs it, at most once per move for all of them
-(L{GameRecord.svg}), and each event is encoded once and the same bytes written to every stream.
+The rooms report through the port of L{velhanet.watching}, one call per fact; the hub is its implementation
+for ``--web``. With nobody watching, a move costs one small record appended to a list: the board is drawn
+(L{velhanet.web.boards.drawPosition}, from the position the room hands over) only when a spectator needs it,
+at most once per move for all of them (L{GameRecord.svg}), and each event is encoded once and the same bytes
+written to every stream.
 
 Why server-sent events rather than WebSocket: the updates go one way only (a spectator never sends anything,
 which is also what keeps the site read-only); they are plain HTTP, so they pass proxies and need no upgrade
@@ -20,10 +20,12 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
+from velhanet.watching import Position, WatchedGame
+from velhanet.web.boards import drawPosition
 from velhanet.web.stream import Request, Stream
 
 BACKLOG = 64
@@ -56,45 +58,6 @@ LIST_INTERVAL = 1.0
 """Seconds between two updates of the list for moves: a move changes only its game's move count,
 and a server relaying thousands of moves a second must not send each to every page of the list.
 A game that starts or ends is on the list at once."""
-
-
-class WatchedGame(Protocol):
-    """One game as its room reports it."""
-
-    def moved(self, text: str) -> None:
-        """A move was played (``text`` as the family writes it); the board is now after it."""
-
-    def ended(self, result: str) -> None:
-        """The game is over; ``result`` says how (who won, or why it stopped)."""
-
-
-class GameWatcher(Protocol):
-    """Where rooms report the games they start."""
-
-    def started(
-        self, family: str, gameType: str, players: Iterable[str], render: Callable[[], str], hidden: bool = False
-    ) -> WatchedGame:
-        """A game started; ``render()`` draws its board now, as SVG (called only when someone watches)."""
-
-
-class _Unwatched:
-    def moved(self, text: str) -> None:
-        pass
-
-    def ended(self, result: str) -> None:
-        pass
-
-
-class _NoWatcher:
-    def started(
-        self, family: str, gameType: str, players: Iterable[str], render: Callable[[], str], hidden: bool = False
-    ) -> WatchedGame:
-        return UNWATCHED
-
-
-UNWATCHED: WatchedGame = _Unwatched()
-NO_WATCHER: GameWatcher = _NoWatcher()
-"""The watcher of a server run without ``--web``: every report costs one call that does nothing."""
 
 
 def event(name: str, payload: object) -> bytes:
@@ -198,7 +161,7 @@ class GameRecord:
         self.result = result
         self.stopBoard()
         # The final board is drawn only if someone asks: a server where nobody watches ends dozens of games a
-        # second, and a chess board is 5 ms. ``render`` keeps the final position (the rooms' renderers hold the
+        # second, and a chess board is 5 ms. ``render`` keeps the final position (the rooms' positions hold the
         # board or game, not the players), for at most L{GameHub.keepFinished} games.
         if self.streams:
             self._send(event("end", {"result": result, "moves": len(self.moves), "svg": self.svg()}))
@@ -235,8 +198,15 @@ class GameHub:
         self._listTimer: IDelayedCall | None = None
 
     def started(
-        self, family: str, gameType: str, players: Iterable[str], render: Callable[[], str], hidden: bool = False
+        self, family: str, gameType: str, players: Iterable[str], position: Position, hidden: bool = False
     ) -> WatchedGame:
+        """L{velhanet.watching.GameWatcher.started}: the site draws the room's position as it chooses."""
+        return self.startedDrawn(family, gameType, players, lambda: drawPosition(position()), hidden)
+
+    def startedDrawn(
+        self, family: str, gameType: str, players: Iterable[str], render: Callable[[], str], hidden: bool = False
+    ) -> GameRecord:
+        """A game whose board comes already drawn (``render()`` is SVG): the league's games, drawn on workers."""
         now = self.clock.seconds()
         return self._add(GameRecord(self, "", family, gameType, tuple(players), now, render, hidden, lastMoveAt=now))
 

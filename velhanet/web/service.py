@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from twisted.application.service import IService
+from twisted.application.service import IService, MultiService
 
 from velhanet.startup import StartupReport
-from velhanet.web.hub import NO_WATCHER, GameHub, GameWatcher
+from velhanet.watching import NO_WATCHER, GameWatcher
+from velhanet.web.hub import GameHub
 
 WEB_OPTION = [
     "web",
@@ -22,6 +23,24 @@ WEB_OPTION = [
     "serve a live spectators' site (read-only) on this endpoint; a bare port listens on 127.0.0.1 only [default: off]",
 ]
 """The ``--web`` entry of each family's ``optParameters``."""
+
+
+def withSite(parent: MultiService, web: IService | None, listening: IService | None = None) -> MultiService:
+    """The one way every service holds its spectators' site and its listener: both children of ``parent``.
+
+    The site first: its port is bound (``privilegedStartService``, before
+    twistd drops privileges) and it starts before the game's listener, so a
+    server whose site cannot listen never takes a player, and a program that
+    waits for the game's port (``socha-match``, the tests) finds the site up.
+    A service whose game is not a listener (velha's UDP port, gobang's FIFO)
+    gives no ``listening``: its site is still bound first, and the service
+    opens its own way in when it starts.
+    """
+    if web is not None:
+        web.setServiceParent(parent)
+    if listening is not None:
+        listening.setServiceParent(parent)
+    return parent
 
 
 def webSite(options: Any, reactor: Any, report: StartupReport) -> tuple[GameWatcher, IService | None]:
