@@ -112,6 +112,11 @@ class GradeHostileTests(SynchronousTestCase):
         self.assertFalse((ROOT / "velhanet" / "pwned.py").exists())
         self.assertEqual(sorted(p.name for p in (folder / "diskfiller").iterdir()), ["player.py", "velhanet-run"])
         self.assertEqual(velhanetLeftovers(str(folder), result.pid), [])
+        # A program the sandbox killed after it joined leaves its game at once, and the reasons speak of
+        # the program, never of the checker's own reactor (a killed connector once read "Reactor was unclean").
+        for student in CAUSES:
+            reasons = [str(rule["reason"]) for rule in json.loads((out / f"{student}.json").read_text())["rules"]]
+            self.assertFalse([r for r in reasons if "Reactor was unclean" in r or "Traceback" in r], student)
 
 
 def run(command: list[str], cwd: Path, timeout: float) -> Ran:

@@ -20,6 +20,7 @@ from xml.etree.ElementTree import Element
 from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.interfaces import ITCPTransport
 from twisted.internet.task import deferLater
 from twisted.trial.unittest import SkipTest, TestCase
 
@@ -40,6 +41,12 @@ class GameRecord:
     closedAfterLeft: bool = False
     exitStatus: int | None = None
     output: str = ""
+    programEndedFirst: str = ""
+    """How the program ended, when it ended before the game did (else "")."""
+
+
+AFTER_THE_PROGRAM_ENDED = 3.0
+"""Seconds the game may still take to end once the player's program has ended (killed, exited)."""
 
 
 class _RecordingLobby(SochaFactory):
@@ -78,6 +85,12 @@ def probe(chosen: Target) -> str | None:
     return None
 
 
+def _abort(transport: object) -> None:
+    """Close a TCP connection that is still open, at once (the checker's own reactor must end clean)."""
+    if transport is not None and getattr(transport, "connected", False):
+        ITCPTransport(transport).abortConnection()
+
+
 class SochaPlayerConformance(TestCase):
     timeout = 180
 
@@ -112,17 +125,27 @@ class SochaPlayerConformance(TestCase):
             return record
         try:
             for _ in range(100):
-                if lobby.lobby.rooms:
+                if lobby.lobby.rooms or process.verdict is not None:  # joined, or will never join
                     break
                 yield deferLater(reactor, 0.1, lambda: None)
             record.joined = bool(lobby.lobby.rooms)
+            if not record.joined and process.verdict is not None:
+                record.programEndedFirst = process.verdict.summary() or f"exit status {process.verdict.status}"
             if record.joined:
                 bot = BotPlayer(seed=7)
                 yield connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", number), bot)
+                sinceTheProgramEnded = 0
                 for _ in range(1500):
                     if bot.done.called:
                         break
+                    if process.verdict is not None:  # killed or exited: the game ends now or never
+                        sinceTheProgramEnded += 1
+                        if sinceTheProgramEnded > AFTER_THE_PROGRAM_ENDED * 10:
+                            record.programEndedFirst = process.verdict.summary()
+                            break
                     yield deferLater(reactor, 0.1, lambda: None)
+                if not bot.done.called:
+                    _abort(bot.transport)
                 record.result = bot.result
                 record.playerTeam = "TWO" if bot.team == "ONE" else "ONE"
             for _ in range(150):
@@ -137,6 +160,8 @@ class SochaPlayerConformance(TestCase):
             if process.verdict is None:
                 process.stop()
             verdict = yield process.ended
+            for connection in lobby.everyConnection:  # a connection the program's end left open (its relay)
+                _abort(connection.transport)
             chosen.extra["verdict"] = verdict
             record.exitStatus = verdict.status
             record.output = process.tail.decode("utf-8", "replace")
@@ -155,6 +180,11 @@ class SochaPlayerConformance(TestCase):
         record = yield self.play()
         if not record.joined:
             how = "" if record.exitStatus is None else f" (it exited with status {record.exitStatus})"
+            if record.programEndedFirst:
+                self.fail(
+                    f"the player's program ended before it joined ({record.programEndedFirst}); its output:"
+                    f" {record.output[-500:]!r}"
+                )
             self.fail(f"the player never joined within 10 s{how}; its output: {record.output[-500:]!r}")
 
     @rule("socha-player-moves")
@@ -163,6 +193,8 @@ class SochaPlayerConformance(TestCase):
         """The player answers every moveRequest within 2 s (timed as the official server) with a legal move."""
         record = yield self.play()
         self.needsGame(record)
+        if record.result is None and record.programEndedFirst:
+            self.fail(f"the game never ended: the player's program ended first ({record.programEndedFirst})")
         if record.result is None:
             self.fail("the game never ended (no result within the time limit)")
         winner = record.result.find("winner")
