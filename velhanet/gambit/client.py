@@ -78,9 +78,7 @@ class GambitClientProtocol(Protocol):
             self.session.received(item)
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
-        if self.session.phase != "over":
-            self.session.say(f"Connection to the server closed: {reason.getErrorMessage()}")
-            self.session.finish(0 if self.session.phase == "playing" else 1)
+        self.session.connectionLost(reason.getErrorMessage())
         self.onClosed()
 
 
@@ -143,7 +141,6 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         if exitCode:
             return
         exitCode.append(code)
-        session.phase = "over"
         transport = protocolHolder[0].transport if protocolHolder else None
         if transport is None:
             closed()
