@@ -1,0 +1,337 @@
+"""What the Gobang client's session machine is given and holds: its inputs, its core (the
+collaborators, and the board as the server's words drew it), the data of the state that waits
+for our move, and the steps its transitions share; and how a board is drawn.
+
+The machine itself is in ``velhanet.gobang.session``. The core knows no FIFO and
+no terminal: it is given ``sendWord``, ``say``, ``finish`` and a clock, so a
+test drives the machine with recording fakes and a ``task.Clock``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+
+from velhanet.bots.gobang import GobangBot
+from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
+from velhanet.games.kinarow import KInARowRules, Place, gobangRules, winningLine
+from velhanet.gobang.wire import ClientOp, ServerOp
+
+ANSWER_TIMEOUT = 5.0
+SERVER = "server"
+"""The peer a client traces: it has only one."""
+SYMBOLS = ("X", "O")
+COLOURS = ("black", "white")
+LEGEND = "X = black, O = white"
+
+
+def renderBoard(size: int, stones: dict[tuple[int, int], int]) -> str:
+    """x = column 1..size left to right, y = row 1..size top to bottom; black X, white O (the legend
+    ends the header line)."""
+    width = 3 if size >= 10 else 2
+    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1)) + f"   {LEGEND}"]
+    for y in range(1, size + 1):
+        cells = "".join(f"{SYMBOLS[stones[(x, y)]] if (x, y) in stones else '.':>{width}}" for x in range(1, size + 1))
+        lines.append(f"{y:>3}{cells}")
+    return "\n".join(lines)
+
+
+def rulesFor(size: int) -> KInARowRules:
+    """Tic-tac-toe on 3x3 (the server's --game tictactoe), else gobang."""
+    return KInARowRules("tictactoe", 3, 3, 3) if size == 3 else gobangRules(size)
+
+
+def gameName(size: int) -> str:
+    return "tic-tac-toe" if size == 3 else "gobang"
+
+
+def hasLine(size: int, stones: dict[tuple[int, int], int], colour: int) -> bool:
+    """Does ``colour`` have a winning line on the board (five or more; three in tic-tac-toe)?"""
+    rules = rulesFor(size)
+    cells = bytearray(size * size)
+    for (x, y), owner in stones.items():
+        cells[(y - 1) * size + x - 1] = owner + 1
+    return any(
+        winningLine(cells, size, size, rules.k, x - 1, y - 1) for (x, y), owner in stones.items() if owner == colour
+    )
+
+
+class Client(Protocol):
+    """The inputs: the server's words, what the player typed (or the bot chose), and the machine's own."""
+
+    def boardSize(self, size: int) -> None:
+        "Opcode 7: the board's size (the server's first answer to a signon)."
+
+    def stone(self, colour: int, x: int, y: int) -> None:
+        "Opcodes 5 and 6: a stone of ``colour`` (0 black, 1 white) at x y; 0 0 is a pass."
+
+    def removed(self, x: int, y: int) -> None:
+        "Opcode 4: the stone at x y is taken off the board."
+
+    def yourMove(self) -> None:
+        "Opcode 8: the server asks us for a move."
+
+    def illegal(self, x: int, y: int) -> None:
+        "Opcode 9: the server refused the move x y."
+
+    def result(self, opcode: int) -> None:
+        "Opcodes 0 to 3: the game is over (a draw, black wins, white wins, aborted)."
+
+    def unknown(self, description: str) -> None:
+        "A word with an opcode the server never sends to a client."
+
+    def endOfRead(self) -> None:
+        "Everything one read of the FIFO brought has been handled."
+
+    def place(self, x: int, y: int) -> None:
+        "Our move: a stone at x y, or 0 0 to pass (typed and checked, or chosen by the bot)."
+
+    def resign(self) -> None:
+        "'resign'."
+
+    def mistyped(self, why: str) -> None:
+        "A line that is not a move we can send: ``why`` says what a move looks like."
+
+    def signoff(self) -> None:
+        "'quit', the terminal closed, or the client stops."
+
+    def _asked(self) -> None:
+        "private: the server asked a player (not a kibitzer) for a move."
+
+    def _taken(self) -> None:
+        "private: a stone of ours arrived that we did not play: the request is answered already."
+
+    def _botMove(self) -> None:
+        "private: the bot's delay is over."
+
+
+@dataclass
+class GobangCore:
+    role: int
+    """ClientOp.SIGNON_BLACK, SIGNON_WHITE or SIGNON_KIBITZ."""
+    sendWord: Callable[[int, int, int], None]
+    say: Callable[[str], None]
+    finish: Callable[[int], None]
+    clock: IReactorTime
+    bot: random.Random | None = None
+    botDelay: float = 0.2
+    onFirstAnswer: Callable[[], None] = lambda: None
+    size: int = 0
+    stones: dict[tuple[int, int], int] = field(default_factory=dict)
+    lastMove: tuple[int, int] | None = None
+    """Our move that the server has not answered yet (a stone of ours, or opcode 9)."""
+    turn: int = 0
+    """The colour to move, as the stones the server announced say (black first)."""
+    boardDue: bool = False
+    """The board changed (or was never drawn) since it was last drawn: the screen's, not the game's."""
+
+    @property
+    def colour(self) -> int | None:
+        return {ClientOp.SIGNON_BLACK: 0, ClientOp.SIGNON_WHITE: 1}.get(ClientOp(self.role))
+
+    def allowPass(self) -> bool:
+        return rulesFor(self.size).allowPass
+
+    def showBoard(self) -> None:
+        """Draw the board if it changed since it was last drawn."""
+        if self.boardDue and self.size:
+            self.boardDue = False
+            self.say(renderBoard(self.size, self.stones))
+
+    def tell(self, text: str) -> None:
+        """Say something after drawing the board as the stones so far left it."""
+        self.showBoard()
+        self.say(text)
+
+    def why(self, x: int, y: int) -> str:
+        """Our best guess why the server refused our move x y."""
+        if x == 0 and y == 0:
+            if not self.allowPass():
+                return f"passing is not allowed in {gameName(self.size)}."
+            return "the server refused the pass."
+        if (x, y) in self.stones:
+            return "that point is taken."
+        if not (1 <= x <= self.size and 1 <= y <= self.size):
+            return f"off the board (1 to {self.size})."
+        return "the server refused it."
+
+    def play(self, x: int, y: int) -> None:
+        self.lastMove = (x, y)
+        self.sendWord(ClientOp.MOVE, x, y)
+
+    def botChoice(self) -> tuple[int, int]:
+        """The bot's move, 1-based; 0 0 passes (also when it cannot choose: the server decides what is legal)."""
+        assert self.bot is not None
+        rules = rulesFor(self.size)
+        seed = self.bot.randrange(1 << 30)
+        bot = PerfectBot(seed) if self.size * self.size <= SEARCH_LIMIT else GobangBot(seed)
+        try:
+            state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.turn)
+            move = bot.chooseMove(state)
+        except Exception as error:  # never fall silent
+            self.tell(f"The bot cannot choose a move ({error}); passing.")
+            return 0, 0
+        return (move.x + 1, move.y + 1) if isinstance(move, Place) else (0, 0)
+
+
+@dataclass
+class Asked:
+    """``asked``: the server waits for our move; the bot's pending move, if a bot plays."""
+
+    timer: IDelayedCall | None
+
+    def stop(self) -> None:
+        if self.timer is not None and self.timer.active():
+            self.timer.cancel()
+        self.timer = None
+
+
+def ask(inputs: Client, core: GobangCore) -> Asked:
+    """Entering ``asked``: the bot's move is armed, or the player is asked for one."""
+    if core.bot is not None:
+        return Asked(core.clock.callLater(core.botDelay, inputs._botMove))
+    core.tell("Your move (x y, pass, resign):" if core.allowPass() else "Your move (x y, resign):")
+    return Asked(None)
+
+
+def runCommand(inputs: Client, core: GobangCore, line: str) -> None:
+    """One line the player typed: checked against the board, then an input of the machine."""
+    words = line.split()
+    if not words:
+        return
+    if words[0] in ("quit", "exit"):
+        inputs.signoff()
+    elif words[0] == "pass":
+        if core.allowPass():
+            inputs.place(0, 0)
+        else:
+            inputs.mistyped(f"Passing is not allowed in {gameName(core.size)}; type 'x y' or 'resign'.")
+    elif words[0] == "resign":
+        inputs.resign()
+    elif len(words) == 2 and all(w.isdigit() for w in words):
+        x, y = int(words[0]), int(words[1])
+        if not (1 <= x <= core.size and 1 <= y <= core.size):
+            inputs.mistyped(f"x and y go from 1 to {core.size}.")
+        elif (x, y) in core.stones:
+            inputs.mistyped("That point is taken.")
+        else:
+            inputs.place(x, y)
+    else:
+        passing = " or 'pass'," if core.allowPass() else ""
+        inputs.mistyped(f"Type two numbers 'x y',{passing} or 'resign'.")
+
+
+# -- the server's words, as every state before the end hears them -----------------------
+
+
+def sizeGiven(inputs: Client, core: GobangCore, size: int) -> None:
+    if core.size:
+        core.tell(f"The server sent the board size again ({size}); ignored.")
+        return
+    core.size = size
+    core.say(f"Connection established, board size = {size}.")
+    core.boardDue = True
+    if core.colour is not None:
+        core.tell("Waiting for your partner to sign on ...")
+
+
+def placeStone(core: GobangCore, colour: int, x: int, y: int, asked: bool) -> bool:
+    """A stone the server announced; whether it is one of ours that we did not play (a forged word)."""
+    forged = colour == core.colour and core.lastMove != (x, y)
+    if forged:
+        if core.lastMove is not None:
+            ours = f"not our {core.lastMove[0]} {core.lastMove[1]}: our move will be refused as out of turn"
+        elif asked:
+            ours = "before we moved: we wait for the next request"
+        else:
+            ours = "unasked"
+        core.tell(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
+    if colour == core.colour:
+        core.lastMove = None
+    core.turn = 1 - colour
+    if x == 0 and y == 0:
+        core.say(f"{COLOURS[colour].capitalize()} passes.")
+    else:
+        core.stones[(x, y)] = colour
+        core.boardDue = True
+        core.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.")
+    return forged
+
+
+def stonePlayed(inputs: Client, core: GobangCore, colour: int, x: int, y: int) -> None:
+    placeStone(core, colour, x, y, asked=False)
+
+
+def stoneRemoved(inputs: Client, core: GobangCore, x: int, y: int) -> None:
+    core.stones.pop((x, y), None)
+    core.boardDue = True
+
+
+def checkTurn(core: GobangCore) -> None:
+    """Opcode 8 for a player: a request for the other colour is reported, and the game goes on as the server says."""
+    assert core.colour is not None
+    if core.turn != core.colour:
+        core.tell(
+            f"The server asks us to move for {COLOURS[core.turn]}, not {COLOURS[core.colour]} "
+            "(a signon forged in our name?); playing on as the server says."
+        )
+
+
+def moveAsked(inputs: Client, core: GobangCore) -> None:
+    if core.colour is None:
+        core.tell("The server asks a kibitzer to move; ignored.")
+        return
+    checkTurn(core)
+    inputs._asked()
+
+
+def moveRefused(inputs: Client, core: GobangCore, x: int, y: int) -> None:
+    if core.lastMove != (x, y):
+        core.tell(f"The server refused a move {x} {y} that we did not send: somebody writes words in our name.")
+    else:
+        core.lastMove = None
+        core.tell(f"Illegal move {x} {y}: {core.why(x, y)}")
+
+
+def unknownWord(inputs: Client, core: GobangCore, description: str) -> None:
+    core.tell(f"Unknown answer from the server ({description}); ignored.")
+
+
+def drawBoard(inputs: Client, core: GobangCore) -> None:
+    core.showBoard()
+
+
+def notAsked(inputs: Client, core: GobangCore, *typed: object, **named: object) -> None:
+    """Whatever was typed: it is not our move (or we only watch)."""
+    if core.colour is None:
+        core.say("You are watching; type 'quit' to leave.")
+    else:
+        core.say("Wait until the server asks for your move.")
+
+
+def gameOver(core: GobangCore, opcode: int, resigned: bool) -> None:
+    text = {
+        ServerOp.DRAW: "The game is a draw.",
+        ServerOp.BLACK_WINS: "Black wins.",
+        ServerOp.WHITE_WINS: "White wins.",
+        ServerOp.ABORTED: "The game ended unexpectedly (a player left or the server stopped).",
+    }[ServerOp(opcode)]
+    if opcode in (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS):
+        winner = opcode - ServerOp.BLACK_WINS
+        if resigned:
+            text = f"You resigned. {text}"
+        elif core.size and not hasLine(core.size, core.stones, winner):  # no line: the loser resigned
+            text = f"{COLOURS[1 - winner].capitalize()} resigned. {text}"
+    core.tell(text)
+    core.say("Game over!")
+    core.finish(3 if opcode == ServerOp.ABORTED else 0)
+
+
+def signedOff(core: GobangCore) -> None:
+    core.sendWord(ClientOp.SIGNOFF, 0, 0)
+    core.say("Signed off.")
+    core.finish(3)
