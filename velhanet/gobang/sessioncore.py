@@ -134,7 +134,9 @@ class GobangCore:
         return {ClientOp.SIGNON_BLACK: 0, ClientOp.SIGNON_WHITE: 1}.get(ClientOp(self.role))
 
     def allowPass(self) -> bool:
-        return rulesFor(self.size).allowPass
+        """Whether the game allows a pass; before the board size arrives, as gobang does (no crash
+        on a request that comes first)."""
+        return rulesFor(self.size).allowPass if self.size else True
 
     def showBoard(self) -> None:
         """Draw the board if it changed since it was last drawn."""
