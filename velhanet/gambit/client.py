@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.interfaces import IReactorTime
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.stdio import StandardIO
 from twisted.python.failure import Failure
@@ -153,7 +154,7 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         send=lambda message: protocolHolder[0].send(message),
         say=say,
         finish=finish,
-        clock=reactor,  # type: ignore[arg-type]
+        clock=IReactorTime(reactor),
         bot=random.Random(arguments.seed) if arguments.bot else None,
         botDelay=arguments.bot_delay,
         serverOptions=serverOptions(arguments),
