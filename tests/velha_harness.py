@@ -9,9 +9,9 @@ filter can drop, duplicate or delay any datagram. TCP connections are
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from twisted.internet.address import IPv4Address
 from twisted.internet.defer import Deferred, fail
@@ -166,7 +166,7 @@ class _HostNetwork:
         return done
 
 
-class LanHost(Protocol):
+class LanHost(typing.Protocol):
     """Anything with an address on the in-memory LAN: a Lobby, or a stand-in program."""
 
     def datagramReceived(self, data: bytes, host: str) -> None: ...

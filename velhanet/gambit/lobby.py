@@ -11,8 +11,8 @@ does not pass through here).
 from __future__ import annotations
 
 import secrets
+import typing
 from dataclasses import dataclass
-from typing import Protocol
 
 from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
@@ -34,7 +34,7 @@ class Game:
     core: RoomCore
 
 
-class Member(Player, Protocol):
+class Member(Player, typing.Protocol):
     """A connection as the lobby sees it: a L{Player} that can sit down in a game."""
 
     host: str

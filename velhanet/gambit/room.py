@@ -9,9 +9,9 @@ only through the narrow L{Player} interface; the protocol provides it.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import chess
 from automat import TypeMachine, TypeMachineBuilder
@@ -25,7 +25,7 @@ from velhanet.indexedmachine import indexed
 from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 
-class Player(Protocol):
+class Player(typing.Protocol):
     """A connection as a room sees it."""
 
     name: str
@@ -42,7 +42,7 @@ class Player(Protocol):
         """The room is over for this player (it may CREATE or JOIN again)."""
 
 
-class Room(Protocol):
+class Room(typing.Protocol):
     def join(self, black: Player) -> None:
         "A second player joined: the game starts."
 

@@ -16,9 +16,9 @@ may kill the server are injected, so all of this runs in memory in tests.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from twisted.logger import Logger
 
@@ -52,7 +52,7 @@ def _misfit(word: ClientWord) -> str | None:
     return None
 
 
-class ClientChannel(Channel, Protocol):
+class ClientChannel(Channel, typing.Protocol):
     """A channel the lobby can also close."""
 
     def close(self) -> None: ...

@@ -10,9 +10,9 @@ participants through L{Channel}; it knows nothing of FIFOs.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.logger import Logger
@@ -28,7 +28,7 @@ COLOUR = ("black", "white")
 STONE = (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE)
 
 
-class Channel(Protocol):
+class Channel(typing.Protocol):
     """A participant as the game sees it: a pid and a way to send it words."""
 
     pid: int
@@ -36,7 +36,7 @@ class Channel(Protocol):
     def send(self, word: ServerWord) -> None: ...
 
 
-class Game(Protocol):
+class Game(typing.Protocol):
     def seat(self, colour: int, channel: Channel) -> None:
         "A player signed on with this colour (the server chose this game for it)."
 

@@ -23,8 +23,8 @@ shapes, the result's texts and score parts) lives here, not in the engines.
 from __future__ import annotations
 
 import random
+import typing
 from dataclasses import dataclass
-from typing import Protocol
 from xml.etree.ElementTree import Element
 
 from velhanet.games.interfaces import IllegalMove
@@ -52,7 +52,7 @@ class GameEnd:
     """The second score part of each team."""
 
 
-class HostedGame(Protocol):
+class HostedGame(typing.Protocol):
     """One game in a room: the position so far and what the room asks of it."""
 
     @property
@@ -72,7 +72,7 @@ class HostedGame(Protocol):
         """Each team's second score part now (for a result that is not the rules' own)."""
 
 
-class GameType(Protocol):
+class GameType(typing.Protocol):
     """A game a room can host: its ``gameType`` and its score definition."""
 
     @property

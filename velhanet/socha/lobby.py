@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import hmac
 import random
+import typing
 import uuid
 from dataclasses import dataclass
-from typing import Protocol
 from xml.etree.ElementTree import Element
 
 from twisted.internet.interfaces import IReactorTime
@@ -72,7 +72,7 @@ class RoomEntry:
     prepared: bool
 
 
-class Member(Client, Protocol):
+class Member(Client, typing.Protocol):
     """A connection as the lobby sees it: who it is, what it is, and how to answer it."""
 
     host: str

@@ -29,9 +29,9 @@ waits for it.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 from xml.etree.ElementTree import Element
 
 from automat import TypeMachine, TypeMachineBuilder
@@ -47,7 +47,7 @@ SOFT_TIMEOUT_MS = 2000
 HARD_TIMEOUT = 10.0
 
 
-class Room(Protocol):
+class Room(typing.Protocol):
     def playerJoined(self, slot: Slot) -> None:
         "A client took this slot (the lobby chose it)."
 

@@ -9,9 +9,9 @@ a core whose clients are recording fakes (any object with ``sendPacket`` and
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 from xml.etree.ElementTree import Element
 
 from twisted.internet.interfaces import IReactorTime
@@ -27,7 +27,7 @@ PACKET_GAP = 0.05
 """Seconds between two packets to one player that must arrive in separate reads."""
 
 
-class Client(Protocol):
+class Client(typing.Protocol):
     """A connection as a room sees it."""
 
     def sendPacket(self, packet: Element) -> None: ...

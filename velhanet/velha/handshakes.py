@@ -12,8 +12,8 @@ L{IDatagramSender}, connections through L{MatchConnections}.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
@@ -32,7 +32,7 @@ OPEN_INVITATIONS = 32
 """Open invitations in all; more are ignored until some end."""
 
 
-class MatchConnections(Protocol):
+class MatchConnections(typing.Protocol):
     """How a handshake opens its match connection (``protocol.MatchConnections``, or a fake)."""
 
     def listenFor(self, peerNick: str, inviterHost: str) -> ListeningPort: ...
@@ -40,7 +40,7 @@ class MatchConnections(Protocol):
     def connectTo(self, host: str, port: int, peerNick: str) -> Deferred[object]: ...
 
 
-class InvitationsFrontEnd(Protocol):
+class InvitationsFrontEnd(typing.Protocol):
     """What the tables tell the user."""
 
     def invitationReceived(self, nick: str) -> None: ...

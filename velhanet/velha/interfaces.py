@@ -17,7 +17,7 @@ Who implements what:
 
 from __future__ import annotations
 
-from typing import Protocol
+import typing
 
 from twisted.internet.defer import Deferred
 from zope.interface import Attribute, Interface
@@ -26,7 +26,7 @@ from velhanet.velha import wire
 from velhanet.velha.room import Match
 
 
-class ListeningPort(Protocol):
+class ListeningPort(typing.Protocol):
     """The invitee's TCP port, opened for the inviter's one connection."""
 
     @property

@@ -13,8 +13,8 @@ duplicates.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.defer import Deferred
@@ -33,7 +33,7 @@ from velhanet.velha.invite import (
 )
 
 
-class Inviter(Protocol):
+class Inviter(typing.Protocol):
     def start(self) -> None:
         "The user invites the peer: send MSG04."
 

@@ -23,8 +23,8 @@ recorder) and to time through an injected ``IReactorTime``.
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable, Iterable
-from typing import Protocol as TypingProtocol
 
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
@@ -51,7 +51,7 @@ from velhanet.watching import NO_WATCHER, GameWatcher
 SILENT = "did not answer MSG01 within 15 s"
 
 
-class FrontEnd(MatchObserver, TypingProtocol):
+class FrontEnd(MatchObserver, typing.Protocol):
     """Everything the lobby tells its user; a console, a bot or a test implements it."""
 
     def peerOnline(self, nick: str, address: str) -> None: ...

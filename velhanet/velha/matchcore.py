@@ -10,9 +10,9 @@ recording fake (``tests/velha_match_fakes.py``) and drive it with a
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
@@ -37,7 +37,7 @@ after a draw we started (the original never sends MSG09 then), and before our fi
 of a game after one the peer ended (the original loses a move that arrives too early)."""
 
 
-class MatchObserver(Protocol):
+class MatchObserver(typing.Protocol):
     """What a front end (console, bot, test) hears about the match."""
 
     def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None: ...
@@ -59,7 +59,7 @@ class MatchObserver(Protocol):
         """Something the user should know that changes nothing (e.g. a tolerated deviation)."""
 
 
-class Match(Protocol):
+class Match(typing.Protocol):
     def begin(self) -> None:
         "Invitee: the inviter is connected; send MSG07."
 
