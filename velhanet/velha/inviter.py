@@ -271,7 +271,7 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
 
     @lingering.upon(Inviter.connected).loop()
     def reconnected(inputs: Inviter, core: InviterCore, data: _Lingering) -> None:
-        """The connection to the newer port is up; the lobby hands it the match."""
+        """The connection to the newer port is up; the peer hands it the match."""
 
     @lingering.upon(Inviter.connectFailed).loop()
     def reconnectFailed(inputs: Inviter, core: InviterCore, data: _Lingering, reason: str) -> None:

@@ -273,7 +273,7 @@ class TcpNetwork(typing.Protocol):
 
 
 class MatchConnections:
-    """Listen for, or connect, one match connection of a handshake (``handshakes.MatchConnections``)."""
+    """Listen for, or connect, one match connection of a handshake (the lobby's ``MatchOpener``)."""
 
     def __init__(self, network: TcpNetwork, host: IMatchHost, clock: IReactorTime, trace: Tracer = noTrace) -> None:
         self.network, self.host, self.clock, self.trace = network, host, clock, trace

@@ -36,8 +36,16 @@ user, and, where the machine goes on judging, feeds exactly one input.
 
 from __future__ import annotations
 
-from velhanet.velha.matchcore import UNANSWERED_WARNING, Match, MatchCore
+from typing import TYPE_CHECKING
+
 from velhanet.velha.wire import MatchStart
+
+if TYPE_CHECKING:  # the machine imports these endings; they only name its types
+    from velhanet.velha.room import Match, MatchCore
+
+UNANSWERED_WARNING = 20.0
+"""Seconds without an answer to our reply to the peer's first move of a game after one it ended
+before the user is told that the original program may have stopped reading (docs/velha.md)."""
 
 # -- endings --------------------------------------------------------------------------
 
