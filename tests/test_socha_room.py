@@ -11,8 +11,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.games.interfaces import IllegalMove
 from velhanet.socha.games import GameEnd
-from velhanet.socha.room import HARD_TIMEOUT, Room, openRoom
-from velhanet.socha.seats import PACKET_GAP, RoomCore, Slot
+from velhanet.socha.room import HARD_TIMEOUT, PACKET_GAP, Room, RoomCore, Slot, openRoom
 from velhanet.socha.wire import tag
 
 MOVE = tag("data", {"class": "move"})

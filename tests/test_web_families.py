@@ -17,7 +17,7 @@ from velhanet.games.kinarow import TICTACTOE, Place
 from velhanet.gobang.room import BLACK, WHITE, GameCore, GameMachine
 from velhanet.socha.games import GAME_TYPES
 from velhanet.socha.lobby import Lobby, SochaLimits
-from velhanet.socha.seats import RoomCore
+from velhanet.socha.room import RoomCore
 from velhanet.velha.spectated import SpectatedMatch
 from velhanet.web.hub import GameHub, GameRecord
 

@@ -31,6 +31,7 @@ from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import EMPTY, PASS, TICTACTOE, KInARowRules, KInARowState, Place
 from velhanet.games.piranhas import (
     FIELD_NAMES,
+    FIELD_VALUES,
     SIZE,
     TEAM_NAMES,
     Direction,
@@ -152,6 +153,27 @@ class PiranhasGame:
 
     def parts(self) -> tuple[int, int]:
         return self.state.scores()
+
+
+def stateFromMemento(data: Element) -> PiranhasState:
+    """The position in a ``<data class="memento">`` element: what L{PiranhasGame.stateElement} wrote."""
+    state = data.find("state")
+    if state is None:
+        raise ValueError("a memento without <state>")
+    cells = bytes(
+        FIELD_VALUES[(field.text or "").strip()] for row in state.findall("board/row") for field in row.findall("field")
+    )
+    if len(cells) != SIZE * SIZE:
+        raise ValueError(f"a board of {len(cells)} fields, not {SIZE * SIZE}")
+    return PiranhasState(cells, int(state.get("turn", "0")))
+
+
+def moveData(move: PiranhaMove) -> str:
+    """``<data class="move">`` of a Piranhas move: what L{PiranhasGame.play} reads."""
+    return (
+        f'<data class="move"><from x="{move.x}" y="{move.y}"/>'
+        f"<direction>{move.direction.name}</direction></data>"
+    )
 
 
 class PiranhasType:

@@ -25,8 +25,7 @@ from twisted.logger import Logger
 
 from velhanet.limits import AddressBuckets
 from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
-from velhanet.socha.room import Room, openRoom
-from velhanet.socha.seats import Client, RoomCore
+from velhanet.socha.room import Client, Room, RoomCore, openRoom
 from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag
 from velhanet.watching import NO_WATCHER, GameWatcher
 
