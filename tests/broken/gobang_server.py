@@ -17,7 +17,7 @@ from twisted.internet import reactor
 from velhanet.games.kinarow import KInARowState
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.protocol import FifoChannel
-from velhanet.gobang.room import GameCore
+from velhanet.gobang.room import RoomCore
 from velhanet.gobang.service import GobangServerService
 from velhanet.gobang.tap import Options
 from velhanet.gobang.wire import ClientWord, ServerOp, ServerWord
@@ -35,7 +35,7 @@ def withLobby(lobbyType: type[Lobby]) -> type[GobangServerService]:
     return type("BrokenService", (GobangServerService,), {"lobbyType": lobbyType})
 
 
-def withCore(coreType: type[GameCore]) -> type[GobangServerService]:
+def withCore(coreType: type[RoomCore]) -> type[GobangServerService]:
     return withLobby(type("BrokenLobby", (Lobby,), {"coreType": coreType}))
 
 
@@ -78,19 +78,19 @@ def reason(state: KInARowState) -> str:
     return state.outcome.reason
 
 
-class LineWonByWhite(GameCore):
+class LineWonByWhite(RoomCore):
     def result(self, state: KInARowState) -> tuple[int, str]:
         opcode, why = super().result(state)
         return (ServerOp.WHITE_WINS if reason(state) == "line" else opcode), why
 
 
-class PassesAbort(GameCore):
+class PassesAbort(RoomCore):
     def result(self, state: KInARowState) -> tuple[int, str]:
         opcode, why = super().result(state)
         return (ServerOp.ABORTED if reason(state) == "passes" else opcode), why
 
 
-class ResignerWins(GameCore):
+class ResignerWins(RoomCore):
     def result(self, state: KInARowState) -> tuple[int, str]:
         opcode, why = super().result(state)
         if reason(state) == "resign":
@@ -98,7 +98,7 @@ class ResignerWins(GameCore):
         return opcode, why
 
 
-class SignoffIsADraw(GameCore):
+class SignoffIsADraw(RoomCore):
     def end(self, opcode: int, why: str) -> None:
         super().end(ServerOp.DRAW if opcode == ServerOp.ABORTED and "left" in why else opcode, why)
 

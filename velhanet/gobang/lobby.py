@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from twisted.logger import Logger
 
 from velhanet.games.kinarow import KInARowRules
-from velhanet.gobang.room import BLACK, WHITE, Channel, Game, GameCore, GameMachine
+from velhanet.gobang.room import BLACK, WHITE, Channel, Room, RoomCore, RoomMachine
 from velhanet.gobang.wire import ClientOp, ClientWord, Refused, ServerOp, ServerWord
 from velhanet.watching import NO_WATCHER, GameWatcher
 
@@ -60,8 +60,8 @@ class ClientChannel(Channel, typing.Protocol):
 
 @dataclass
 class _Seat:
-    game: Game
-    core: GameCore
+    game: Room
+    core: RoomCore
     channel: ClientChannel
 
 
@@ -69,7 +69,7 @@ class Lobby:
     """Games by number, participants by pid; ``coreType`` is the seam a variant of the server replaces."""
 
     log = Logger()
-    coreType = GameCore
+    coreType = RoomCore
     watcher: GameWatcher = NO_WATCHER
     """Where started games are reported for the spectators' site (the service sets it for ``--web``)."""
 
@@ -87,7 +87,7 @@ class Lobby:
         """Why a Kill with these pid bits is not honoured (None: it is)."""
         self.stopServer = stopServer
         self.once = once
-        self.games: dict[int, tuple[Game, GameCore]] = {}
+        self.games: dict[int, tuple[Room, RoomCore]] = {}
         self.bySender: dict[int, _Seat] = {}
         """Participants by the 16 pid bits their words carry."""
         self.nextNumber = 1
@@ -182,18 +182,18 @@ class Lobby:
         )
         game.seat(colour, channel)
 
-    def _gameFor(self, colour: int) -> tuple[Game, GameCore]:
+    def _gameFor(self, colour: int) -> tuple[Room, RoomCore]:
         for game, core in self.games.values():  # dicts keep creation order: oldest first
             if core.state is None and core.seats[colour] is None:
                 return game, core
         core = self.coreType(self.nextNumber, self.rules, self._gameOver)
         core.watcher = self.watcher
         self.nextNumber += 1
-        game = GameMachine(core)
+        game = RoomMachine(core)
         self.games[core.number] = (game, core)
         return game, core
 
-    def _gameToWatch(self, number: int) -> tuple[Game, GameCore] | None:
+    def _gameToWatch(self, number: int) -> tuple[Room, RoomCore] | None:
         if number:
             return self.games.get(number)
         playing = [entry for entry in self.games.values() if entry[1].state is not None]
@@ -216,7 +216,7 @@ class Lobby:
                 del self.bySender[pid]
         seat.channel.close()
 
-    def _gameOver(self, core: GameCore) -> None:
+    def _gameOver(self, core: RoomCore) -> None:
         self.games.pop(core.number, None)
         for pid, seat in list(self.bySender.items()):
             if seat.core is core:

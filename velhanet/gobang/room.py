@@ -36,7 +36,7 @@ class Channel(typing.Protocol):
     def send(self, word: ServerWord) -> None: ...
 
 
-class Game(typing.Protocol):
+class Room(typing.Protocol):
     def seat(self, colour: int, channel: Channel) -> None:
         "A player signed on with this colour (the server chose this game for it)."
 
@@ -63,10 +63,10 @@ class Game(typing.Protocol):
 
 
 @dataclass
-class GameCore:
+class RoomCore:
     number: int
     rules: KInARowRules
-    onOver: Callable[[GameCore], None]
+    onOver: Callable[[RoomCore], None]
     """Called once when the game has ended: the server forgets its participants."""
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gobang.game"))
     """Named as when this module was ``game.py``: operators filter the log by it."""
@@ -120,25 +120,25 @@ class GameCore:
         ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
 
 
-def _buildGame() -> TypeMachine[Game, GameCore]:
-    builder = TypeMachineBuilder(Game, GameCore)
+def _buildRoom() -> TypeMachine[Room, RoomCore]:
+    builder = TypeMachineBuilder(Room, RoomCore)
     waiting = builder.state("waiting")
     playing = builder.state("playing")
     over = builder.state("over")
 
-    for ignored in (Game.seat, Game.kibitz, Game.move, Game.resign, Game.leave, Game.shutdown, Game._start):
+    for ignored in (Room.seat, Room.kibitz, Room.move, Room.resign, Room.leave, Room.shutdown, Room._start):
         over.upon(ignored).loop().returns(None)
-    waiting.upon(Game._ended).to(over).returns(None)
-    playing.upon(Game._ended).to(over).returns(None)
+    waiting.upon(Room._ended).to(over).returns(None)
+    playing.upon(Room._ended).to(over).returns(None)
 
-    @waiting.upon(Game.seat).loop()
-    def seat(inputs: Game, core: GameCore, colour: int, channel: Channel) -> None:
+    @waiting.upon(Room.seat).loop()
+    def seat(inputs: Room, core: RoomCore, colour: int, channel: Channel) -> None:
         core.seats[colour] = channel
         if all(core.seats):
             inputs._start()
 
-    @waiting.upon(Game._start).to(playing)
-    def start(inputs: Game, core: GameCore) -> None:
+    @waiting.upon(Room._start).to(playing)
+    def start(inputs: Room, core: RoomCore) -> None:
         core.state = core.rules.initial()
         core.log.info("game {number} starts", number=core.number)
         players = [f"{COLOUR[colour]} (pid {seated.pid})" for colour, seated in enumerate(core.seats) if seated]
@@ -148,28 +148,28 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         )
         core.askToMove()
 
-    @waiting.upon(Game.kibitz).loop()
-    @playing.upon(Game.kibitz).loop()
-    def kibitz(inputs: Game, core: GameCore, channel: Channel) -> None:
+    @waiting.upon(Room.kibitz).loop()
+    @playing.upon(Room.kibitz).loop()
+    def kibitz(inputs: Room, core: RoomCore, channel: Channel) -> None:
         core.kibitzers.append(channel)
         for word in core.moves:
             channel.send(word)
 
-    @waiting.upon(Game.move).loop()
-    def moveTooEarly(inputs: Game, core: GameCore, channel: Channel, x: int, y: int) -> None:
+    @waiting.upon(Room.move).loop()
+    def moveTooEarly(inputs: Room, core: RoomCore, channel: Channel, x: int, y: int) -> None:
         core.log.info("pid {pid}: game {number} has not started; move dropped", pid=channel.pid, number=core.number)
 
-    @waiting.upon(Game.resign).loop()
-    def resignTooEarly(inputs: Game, core: GameCore, channel: Channel) -> None:
+    @waiting.upon(Room.resign).loop()
+    def resignTooEarly(inputs: Room, core: RoomCore, channel: Channel) -> None:
         core.log.info("pid {pid}: game {number} has not started; resign dropped", pid=channel.pid, number=core.number)
 
-    @waiting.upon(Game.shutdown).to(over)
-    @playing.upon(Game.shutdown).to(over)
-    def shutdown(inputs: Game, core: GameCore) -> None:
+    @waiting.upon(Room.shutdown).to(over)
+    @playing.upon(Room.shutdown).to(over)
+    def shutdown(inputs: Room, core: RoomCore) -> None:
         core.end(ServerOp.ABORTED, "the server stops")
 
-    @playing.upon(Game.move).loop()
-    def move(inputs: Game, core: GameCore, channel: Channel, x: int, y: int) -> None:
+    @playing.upon(Room.move).loop()
+    def move(inputs: Room, core: RoomCore, channel: Channel, x: int, y: int) -> None:
         state = core.state
         assert state is not None and state.toMove is not None
         if core.colourOf(channel) != state.toMove:
@@ -199,8 +199,8 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
             return
         core.askToMove()
 
-    @playing.upon(Game.resign).loop()
-    def resign(inputs: Game, core: GameCore, channel: Channel) -> None:
+    @playing.upon(Room.resign).loop()
+    def resign(inputs: Room, core: RoomCore, channel: Channel) -> None:
         state = core.state
         assert state is not None
         if core.colourOf(channel) != state.toMove:
@@ -212,9 +212,9 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         core.end(*core.result(core.state))
         inputs._ended()
 
-    @waiting.upon(Game.leave).loop()
-    @playing.upon(Game.leave).loop()
-    def leave(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
+    @waiting.upon(Room.leave).loop()
+    @playing.upon(Room.leave).loop()
+    def leave(inputs: Room, core: RoomCore, channel: Channel, why: str) -> None:
         """A kibitzer leaves alone; a player who leaves ends the game for everyone (opcode 3)."""
         if channel in core.kibitzers:
             core.dropKibitzer(channel)
@@ -229,4 +229,4 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
     return indexed(builder.build())
 
 
-GameMachine = _buildGame()
+RoomMachine = _buildRoom()
