@@ -243,7 +243,7 @@ class MatchCore:
         self.send(Move(position))
         self.decideAfterMove(inputs)
 
-    def decideAfterMove(self, inputs: Match) -> None:
+    def decideAfterMove(self, inputs: tolerance.Judge) -> None:
         """Feed the one private input that says what follows the last move."""
         series = self.series
         outcome = series.board.outcome
