@@ -472,11 +472,11 @@ class RealFifoTests(TestCase):
     timeout = 60
 
     def startServer(self) -> Any:
-        from velhanet.gobang.service import GobangServerService
+        from velhanet.gobang.service import GobangService
 
         self.dir = Path(self.mktemp()).resolve()
         self.dir.mkdir()
-        service = GobangServerService(serverOptions(self.dir), reactor)
+        service = GobangService(serverOptions(self.dir), reactor)
         service.startService()
         self.addCleanup(stopIfRunning, service)
         return service

@@ -18,7 +18,7 @@ from velhanet.games.kinarow import KInARowState
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.protocol import FifoChannel
 from velhanet.gobang.room import RoomCore
-from velhanet.gobang.service import GobangServerService
+from velhanet.gobang.service import GobangService
 from velhanet.gobang.tap import Options
 from velhanet.gobang.wire import ClientWord, ServerOp, ServerWord
 
@@ -27,19 +27,19 @@ from velhanet.gobang.wire import ClientWord, ServerOp, ServerWord
 # global monkeypatch, so the variant is exactly the server plus one change.
 
 
-def withChannel(channelType: type[FifoChannel]) -> type[GobangServerService]:
-    return type("BrokenService", (GobangServerService,), {"channelType": channelType})
+def withChannel(channelType: type[FifoChannel]) -> type[GobangService]:
+    return type("BrokenService", (GobangService,), {"channelType": channelType})
 
 
-def withLobby(lobbyType: type[Lobby]) -> type[GobangServerService]:
-    return type("BrokenService", (GobangServerService,), {"lobbyType": lobbyType})
+def withLobby(lobbyType: type[Lobby]) -> type[GobangService]:
+    return type("BrokenService", (GobangService,), {"lobbyType": lobbyType})
 
 
-def withCore(coreType: type[RoomCore]) -> type[GobangServerService]:
+def withCore(coreType: type[RoomCore]) -> type[GobangService]:
     return withLobby(type("BrokenLobby", (Lobby,), {"coreType": coreType}))
 
 
-class WronglyNamedServerFifo(GobangServerService):
+class WronglyNamedServerFifo(GobangService):
     def serverFifoPath(self, pid: int) -> Path:
         return self.directory / f"gbs-{pid}"
 
@@ -114,7 +114,7 @@ class KillIgnored(Lobby):
         pass
 
 
-FAULTS: dict[str, type[GobangServerService]] = {
+FAULTS: dict[str, type[GobangService]] = {
     "gobang-fifo-name": WronglyNamedServerFifo,
     "gobang-signon": withChannel(SizeInX),
     "gobang-black-first": withChannel(SizeAgainBeforeTheFirstRequest),

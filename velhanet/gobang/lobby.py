@@ -9,7 +9,7 @@ or opens a new one. A kibitzer names a game with x (the game number the
 server logs, 1, 2, …) or sends x = 0 for the oldest game in progress (or,
 if none is playing yet, the oldest waiting one).
 
-The lobby only sees pids and L{Channel}s; opening a client's FIFO (with
+The lobby only sees pids and L{Participant}s; opening a client's FIFO (with
 its security checks), telling whether a process is alive and whether it
 may kill the server are injected, so all of this runs in memory in tests.
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from twisted.logger import Logger
 
 from velhanet.games.kinarow import KInARowRules
-from velhanet.gobang.room import BLACK, WHITE, Channel, Room, RoomCore, RoomMachine
+from velhanet.gobang.room import BLACK, WHITE, Participant, Room, RoomCore, RoomMachine
 from velhanet.gobang.wire import ClientOp, ClientWord, Refused, ServerOp, ServerWord
 from velhanet.watching import NO_WATCHER, GameWatcher
 
@@ -52,7 +52,7 @@ def _misfit(word: ClientWord) -> str | None:
     return None
 
 
-class ClientChannel(Channel, typing.Protocol):
+class Member(Participant, typing.Protocol):
     """A channel the lobby can also close."""
 
     def close(self) -> None: ...
@@ -62,7 +62,7 @@ class ClientChannel(Channel, typing.Protocol):
 class _Seat:
     game: Room
     core: RoomCore
-    channel: ClientChannel
+    channel: Member
 
 
 class Lobby:
@@ -76,7 +76,7 @@ class Lobby:
     def __init__(
         self,
         rules: KInARowRules,
-        openChannel: Callable[[int], ClientChannel],
+        openChannel: Callable[[int], Member],
         killRefusal: Callable[[int], str | None],
         stopServer: Callable[[], None],
         once: bool = False,
@@ -227,7 +227,7 @@ class Lobby:
             self.log.info("--once: the first game is over; stopping")
             self.stopServer()
 
-    def checkAlive(self, isAlive: Callable[[ClientChannel], bool]) -> None:
+    def checkAlive(self, isAlive: Callable[[Member], bool]) -> None:
         """Drop every participant whose process is gone (their game ends with opcode 3)."""
         for seat in list(self.bySender.values()):
             if not isAlive(seat.channel):

@@ -56,7 +56,7 @@ PACKET_GAP = 0.05
 """Seconds between two packets to one player that must arrive in separate reads."""
 
 
-class Client(typing.Protocol):
+class Participant(typing.Protocol):
     """A connection as a room sees it."""
 
     def sendPacket(self, packet: Element) -> None: ...
@@ -71,7 +71,7 @@ class Slot:
     displayName: str = ""
     canTimeout: bool = True
     reservation: str | None = None
-    client: Client | None = None
+    client: Participant | None = None
 
     def name(self) -> str:
         return self.displayName or TEAM_NAMES[self.team]
@@ -100,7 +100,7 @@ class RoomCore:
     gameType: GameType
     clock: IReactorTime
     removeRoom: Callable[[str], None]
-    observers: list[Client]
+    observers: list[Participant]
     slots: list[Slot] = field(default_factory=lambda: [Slot(0), Slot(1)])
     timeouts: bool = True
     packetGap: float = PACKET_GAP
@@ -141,13 +141,13 @@ class RoomCore:
         team = self.game.toMove if self.game is not None else None
         return None if team is None else self.slots[team]
 
-    def teamOf(self, client: Client) -> int | None:
+    def teamOf(self, client: Participant) -> int | None:
         for slot in self.slots:
             if slot.client is client:
                 return slot.team
         return None
 
-    def clear(self, client: Client) -> None:
+    def clear(self, client: Participant) -> None:
         for slot in self.slots:
             if slot.client is client:
                 slot.client = None
@@ -184,13 +184,13 @@ class RoomCore:
     def violation(self, team: int, what: str) -> None:
         self.finish(Verdict(1 - team, False, f"{self.slots[team].name()} {what}", self.parts(), violator=team))
 
-    def unrequested(self, client: Client) -> None:
+    def unrequested(self, client: Participant) -> None:
         """A move nobody asked for: a process violation of its sender."""
         team = self.teamOf(client)
         assert team is not None, "the lobby routes only its players' moves to a room"
         self.violation(team, "hat einen Zug gesendet, ohne dazu aufgefordert zu sein")
 
-    def playerLeft(self, client: Client) -> None:
+    def playerLeft(self, client: Participant) -> None:
         team = self.teamOf(client)
         assert team is not None, "only players leave a room"
         self.slots[team].client = None
@@ -219,7 +219,7 @@ class Room(typing.Protocol):
     def playerJoined(self, slot: Slot) -> None:
         "A client took this slot (the lobby chose it)."
 
-    def move(self, client: Client, data: Element) -> None:
+    def move(self, client: Participant, data: Element) -> None:
         "A move (room data of class move) from a player of this room."
 
     def pause(self) -> None:
@@ -234,7 +234,7 @@ class Room(typing.Protocol):
     def cancel(self, reason: str) -> None:
         "Admin, or the server stopping: end the game now, ``reason`` in the result."
 
-    def playerLeft(self, client: Client) -> None:
+    def playerLeft(self, client: Participant) -> None:
         "A player closed its connection or sent ``<close/>``."
 
     def _full(self, hold: bool) -> None:
@@ -343,7 +343,7 @@ def _requestMove(inputs: Room, core: RoomCore, hold: bool) -> _Request:
     return _Request(slot, core.clock.seconds(), timer, hold)
 
 
-def _judge(inputs: Room, core: RoomCore, request: _Request, client: Client, data: Element) -> None:
+def _judge(inputs: Room, core: RoomCore, request: _Request, client: Participant, data: Element) -> None:
     """The requested player's move: in time, legal, and then the end, a hold, or the next request."""
     request.cancel()
     slot, game = request.slot, core.game
@@ -405,10 +405,10 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
         core.announcePause(False)
         inputs._go(False)
 
-    def _notStarted(inputs: Room, core: RoomCore, client: Client, data: Element) -> None:
+    def _notStarted(inputs: Room, core: RoomCore, client: Participant, data: Element) -> None:
         client.sendPacket(errorPacket("the game has not started yet", data))
 
-    def _leftWaiting(inputs: Room, core: RoomCore, client: Client) -> None:
+    def _leftWaiting(inputs: Room, core: RoomCore, client: Participant) -> None:
         core.clear(client)
         if all(slot.client is None and slot.reservation is None for slot in core.slots):
             core.removeRoom(core.roomId)
@@ -419,21 +419,21 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
     def _cancelPlain(inputs: Room, core: RoomCore, reason: str) -> None:
         core.cancelled(reason)
 
-    def _leftPlain(inputs: Room, core: RoomCore, client: Client) -> None:
+    def _leftPlain(inputs: Room, core: RoomCore, client: Participant) -> None:
         core.playerLeft(client)
 
-    def _unrequestedPlain(inputs: Room, core: RoomCore, client: Client, data: Element) -> None:
+    def _unrequestedPlain(inputs: Room, core: RoomCore, client: Participant, data: Element) -> None:
         core.unrequested(client)
 
     def _cancelTimed(inputs: Room, core: RoomCore, data: _OnItsWay, reason: str) -> None:
         data.cancel()
         core.cancelled(reason)
 
-    def _leftTimed(inputs: Room, core: RoomCore, data: _OnItsWay, client: Client) -> None:
+    def _leftTimed(inputs: Room, core: RoomCore, data: _OnItsWay, client: Participant) -> None:
         data.cancel()
         core.playerLeft(client)
 
-    def _unrequestedTimed(inputs: Room, core: RoomCore, pending: _Pending, client: Client, data: Element) -> None:
+    def _unrequestedTimed(inputs: Room, core: RoomCore, pending: _Pending, client: Participant, data: Element) -> None:
         pending.cancel()
         core.unrequested(client)
 
@@ -490,7 +490,7 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
             inputs._begin(False)
 
     @greeting.upon(Room.playerLeft).to(judging)
-    def _leftBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Client) -> None:
+    def _leftBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Participant) -> None:
         pending.cancel()
         core.clear(client)
         if pending.hold:
@@ -504,7 +504,7 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
         core.leaveAll()
 
     @greeting.upon(Room.move).loop()
-    def _moveBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Client, data: Element) -> None:
+    def _moveBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Participant, data: Element) -> None:
         client.sendPacket(errorPacket("the game has not started yet", data))
 
     # -- judging: where a behaviour's decision becomes the next state ----------------------
