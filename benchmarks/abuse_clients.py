@@ -37,7 +37,7 @@ from xml.etree.ElementTree import Element
 import chess
 
 from velhanet.games.chessgame import gameOutcome
-from velhanet.socha.player import stateFromMemento
+from velhanet.socha.games import moveData, stateFromMemento
 from velhanet.socha.wire import XmlError, XmlStreamReader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -483,10 +483,7 @@ class SochaCanary(Canary):
                     self.result.latencies.append(time.perf_counter() - self.lastMoveWritten)
                 move = rng.choice(state.legalMoves())
                 self.lastMoveWritten = time.perf_counter()
-                await link.send(
-                    f'<room roomId="{packet.get("roomId")}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
-                    f"<direction>{move.direction.name}</direction></data></room>\n"
-                )
+                await link.send(f'<room roomId="{packet.get("roomId")}">{moveData(move)}</room>\n')
 
 
 class GobangCanary(Canary):

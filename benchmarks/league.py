@@ -45,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's velhanet, whatever is installed
 
-from velhanet.socha.seats import PACKET_GAP  # noqa: E402  (after the path above)
+from velhanet.socha.room import PACKET_GAP  # noqa: E402  (after the path above)
 
 PLAYER = "{python} -m velhanet.socha.example --host {{host}} --port {{port}} --reservation {{reservation}}"
 

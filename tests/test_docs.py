@@ -17,6 +17,7 @@ import velhanet
 from velhanet import machinedocs
 from velhanet.machinedocs import GraphvizMissing, isCurrent, machines, render, sourceHash, toDot, transitions, write
 
+PACKAGE = Path(velhanet.__file__).parent
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "machines"
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -153,3 +154,54 @@ class RuleAnchorTests(SynchronousTestCase):
         root = Path(__file__).resolve().parent.parent
         for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
             self.assertNotIn("shared/", path.read_text(encoding="utf-8"), path)
+
+
+ARCHITECTURE = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
+FAMILIES = {"JogoVelha": "velha", "Gambit": "gambit", "Gobang": "gobang", "Software-Challenge": "socha"}
+
+
+def architectureSection(start: str, end: str) -> str:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    return text[text.index(start) : text.index(end)]
+
+
+class ArchitectureTests(SynchronousTestCase):
+    """docs/architecture.md says what anyone can re-check in the code; these tests re-check it."""
+
+    def test_theRoleTableNamesOneFilePerRole(self) -> None:
+        """Each role row names the same file for the four families, and that file exists in each."""
+        section = architectureSection("## The families, file by file", "What the cells hold")
+        rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| role")]
+        self.assertGreaterEqual(len(rows), 6)
+        for row in rows:
+            cells = [cell.strip().strip("`") for cell in row.strip("|").split("|")][1:]
+            self.assertEqual(len(cells), 4, row)
+            self.assertEqual(len(set(cells)), 1, f"not one name for the role: {row}")
+            for package in FAMILIES.values():
+                self.assertTrue((PACKAGE / package / cells[0]).exists(), f"{package}/{cells[0]}")
+
+    def test_everyModuleOfAFamilyIsNamed(self) -> None:
+        """The table and each family's paragraph name every module the family has, and no module it lacks."""
+        table = set(re.findall(r"`([a-z_]+\.py)`", architectureSection("## The families", "What the cells hold")))
+        section = architectureSection("What the cells hold", "Everywhere, the bare name")
+        for title, package in FAMILIES.items():
+            paragraph = section[section.index(f"- **{title}.**") :].split("\n- **")[0]
+            named = table | set(re.findall(r"`([a-z_]+\.py)`", paragraph))
+            present = {path.name for path in (PACKAGE / package).glob("*.py")} - {"__init__.py"}
+            self.assertEqual(named, present, title)
+
+    def test_theWalksNameRealCode(self) -> None:
+        """Every ``family.module.name`` of the walks from socket to rule is importable code."""
+        section = architectureSection("## One message, socket to rule", "## Testing the layers")
+        names = set(re.findall(r"`((?:velha|gambit|gobang|socha|games)\.[a-z_]+\.[A-Za-z_][\w.]*)`", section))
+        self.assertGreater(len(names), 40)
+        missing = []
+        for name in sorted(names):
+            family, module, *attributes = name.split(".")
+            target: object = importlib.import_module(f"velhanet.{family}.{module}")
+            for attribute in attributes:
+                if not hasattr(target, attribute):
+                    missing.append(name)
+                    break
+                target = getattr(target, attribute)
+        self.assertEqual(missing, [])

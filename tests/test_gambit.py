@@ -17,7 +17,7 @@ from velhanet.bots.chess import chooseBotMove
 from velhanet.gambit.client import GambitClientProtocol
 from velhanet.gambit.lobby import Game, Lobby
 from velhanet.gambit.protocol import GambitLimits, GambitServerFactory, GambitServerProtocol
-from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
+from velhanet.gambit.room import Participant, Room, RoomCore, RoomMachine
 from velhanet.gambit.session import ClientSession
 from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
@@ -818,7 +818,7 @@ class RecordingPlayer:
     def send(self, message: Message) -> None:
         self.calls.append(("send", message))
 
-    def relay(self, message: Message, sender: Player) -> None:
+    def relay(self, message: Message, sender: Participant) -> None:
         self.calls.append(("relay", message, sender))
 
     def disconnect(self, why: str, tell: str) -> None:

@@ -19,7 +19,7 @@ from twisted.trial.unittest import SynchronousTestCase, TestCase
 from velhanet.games.kinarow import TICTACTOE, gobangRules
 from velhanet.gobang import fifo
 from velhanet.gobang.lobby import Lobby
-from velhanet.gobang.room import BLACK, WHITE, Game, GameCore, GameMachine
+from velhanet.gobang.room import BLACK, WHITE, Room, RoomCore, RoomMachine
 from velhanet.gobang.session import GobangSession, renderBoard
 from velhanet.gobang.tap import Options
 from velhanet.gobang.wire import (
@@ -472,11 +472,11 @@ class RealFifoTests(TestCase):
     timeout = 60
 
     def startServer(self) -> Any:
-        from velhanet.gobang.service import GobangServerService
+        from velhanet.gobang.service import GobangService
 
         self.dir = Path(self.mktemp()).resolve()
         self.dir.mkdir()
-        service = GobangServerService(serverOptions(self.dir), reactor)
+        service = GobangService(serverOptions(self.dir), reactor)
         service.startService()
         self.addCleanup(stopIfRunning, service)
         return service
@@ -835,7 +835,7 @@ class RecordingChannel:
 STONE_B, STONE_W, ABORTED = ServerOp.BLACK_STONE, ServerOp.WHITE_STONE, ServerOp.ABORTED
 
 
-class GameMachineTests(SynchronousTestCase):
+class RoomMachineTests(SynchronousTestCase):
     """One game's machine alone: recording channels, every input in every state, every way out.
 
     The machine has no timer of its own (a dead player is noticed by the
@@ -845,17 +845,17 @@ class GameMachineTests(SynchronousTestCase):
 
     def setUp(self) -> None:
         self.clock = Clock()
-        self.overs: list[GameCore] = []
+        self.overs: list[RoomCore] = []
         self.black, self.white, self.kibitzer = RecordingChannel(100), RecordingChannel(200), RecordingChannel(300)
 
     def tearDown(self) -> None:
         self.assertEqual(self.clock.getDelayedCalls(), [])
 
-    def game(self, rules: Any = TICTACTOE) -> tuple[Game, GameCore]:
-        core = GameCore(1, rules, self.overs.append)
-        return GameMachine(core), core
+    def game(self, rules: Any = TICTACTOE) -> tuple[Room, RoomCore]:
+        core = RoomCore(1, rules, self.overs.append)
+        return RoomMachine(core), core
 
-    def playing(self, rules: Any = TICTACTOE) -> tuple[Game, GameCore]:
+    def playing(self, rules: Any = TICTACTOE) -> tuple[Room, RoomCore]:
         game, core = self.game(rules)
         game.seat(BLACK, self.black)
         game.seat(WHITE, self.white)
@@ -867,7 +867,7 @@ class GameMachineTests(SynchronousTestCase):
     def everyone(self) -> list[list[tuple[int, int, int]]]:
         return [channel.taken() for channel in (self.black, self.white, self.kibitzer)]
 
-    def assertOver(self, game: Game, core: GameCore) -> None:
+    def assertOver(self, game: Room, core: RoomCore) -> None:
         """Over: the lobby was told once, and no input does anything any more."""
         self.assertEqual(self.overs, [core])
         self.everyone()

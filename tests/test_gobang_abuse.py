@@ -24,7 +24,7 @@ from twisted.internet.task import deferLater
 from twisted.trial.unittest import TestCase
 
 from velhanet.gobang import fifo
-from velhanet.gobang.service import GobangServerService
+from velhanet.gobang.service import GobangService
 from velhanet.gobang.wire import ClientOp, ClientWord, encodeClient
 
 from .test_gobang import serverOptions, stopIfRunning
@@ -50,7 +50,7 @@ class KillProofTests(TestCase):
         self.dir = Path(tempfile.mkdtemp(prefix="velhanet-kill-"))
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.dir.chmod(0o1777)
-        self.service = GobangServerService(serverOptions(self.dir), reactor)
+        self.service = GobangService(serverOptions(self.dir), reactor)
         self.stops: list[str] = []
         self.service.lobby.stopServer = lambda: self.stops.append("stopped")  # never stop trial's reactor
         self.refusals: list[str | None] = []
@@ -168,7 +168,7 @@ class PlantedClientFifoTests(TestCase):
     def setUp(self) -> None:
         self.dir = Path(self.mktemp()).resolve()
         self.dir.mkdir()
-        self.service = GobangServerService(serverOptions(self.dir), reactor)
+        self.service = GobangService(serverOptions(self.dir), reactor)
         self.service.startService()
         self.addCleanup(stopIfRunning, self.service)
         self.sleeper = subprocess.Popen(["sleep", "60"])  # a live process whose pid the signon claims

@@ -53,8 +53,30 @@ class LayerTests(SynchronousTestCase):
         self.assertEqual(reaching, {})
         self.assertIn("velhanet.watching", importsOf(PACKAGE / "gambit" / "room.py"))
 
-    def test_noModuleOverFourHundredLines(self) -> None:
-        """A module fits in a head: split by role before one grows past 400 lines."""
-        sizes = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
-        self.assertGreater(len(sizes), 40)
-        self.assertEqual({str(path.relative_to(PACKAGE)): n for path, n in sizes.items() if n > 400}, {})
+    def test_modulesFitInAHead(self) -> None:
+        """Up to 400 lines, or 700 for a module that holds one automat machine with its inputs and core.
+
+        Split by role, never a machine from its core to fit a number: the
+        wider bound is for exactly one machine per module.
+        """
+        oversized: dict[str, int] = {}
+        for path in PACKAGE.rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            lines = len(text.splitlines())
+            limit = 700 if text.count("TypeMachineBuilder(") == 1 else 400
+            if lines > limit:
+                oversized[str(path.relative_to(PACKAGE))] = lines
+        self.assertEqual(oversized, {})
+
+    def test_theBareNameProtocolIsTwisteds(self) -> None:
+        """Typing Protocols are written ``typing.Protocol``: ``Protocol`` alone always means Twisted's."""
+        root = PACKAGE.parent
+        spelled: list[str] = []
+        for path in [*PACKAGE.rglob("*.py"), *(root / "tests").rglob("*.py"), *(root / "benchmarks").rglob("*.py")]:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            imports = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+            for node in imports:
+                if node.module in ("typing", "typing_extensions") and any(a.name == "Protocol" for a in node.names):
+                    spelled.append(str(path.relative_to(root)))
+        self.assertEqual(spelled, [])
+        self.assertIn("typing.Protocol", (PACKAGE / "gambit" / "room.py").read_text(encoding="utf-8"))

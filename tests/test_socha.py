@@ -15,8 +15,7 @@ from twisted.trial.unittest import SynchronousTestCase, TestCase
 from velhanet.games.piranhas import PiranhaMove, PiranhasState
 from velhanet.socha.games import PiranhasGame
 from velhanet.socha.protocol import CLOSE_GRACE, SochaFactory, SochaProtocol
-from velhanet.socha.room import HARD_TIMEOUT
-from velhanet.socha.seats import PACKET_GAP
+from velhanet.socha.room import HARD_TIMEOUT, PACKET_GAP
 from velhanet.socha.service import traceToLog
 from velhanet.socha.tap import Options
 from velhanet.socha.wire import XmlError, XmlStreamReader, render, tag

@@ -19,7 +19,7 @@ from velhanet.socha import lobby as lobbyModule
 from velhanet.socha import protocol as protocolModule
 from velhanet.socha.lobby import SochaLimits
 from velhanet.socha.protocol import SochaFactory
-from velhanet.socha.seats import PACKET_GAP
+from velhanet.socha.room import PACKET_GAP
 from velhanet.socha.wire import XmlError, XmlStreamReader
 
 from .processes import Child, freePort, python

@@ -18,7 +18,7 @@ from xml.etree.ElementTree import Element
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.socha.match import GameWatcher, Match, PlayerProcess, matchParser, parseArguments, serverCommand
+from velhanet.socha.match import Match, ObservingAdmin, PlayerProcess, matchParser, parseArguments, serverCommand
 from velhanet.socha.matchstats import (
     GameResult,
     MatchStats,
@@ -163,7 +163,7 @@ class PositionPairTests(SynchronousTestCase):
             board = "<board><row>" + "".join(f"<field>{f}</field>" for f in fields.split()) + "</row></board>"
             return f'<room roomId="r"><data class="memento"><state turn="{turn}">{board}</state></data></room>'
 
-        watchers = [GameWatcher("pw", ("p1", "p2"), True, Clock(), seed=3) for _ in range(3)]
+        watchers = [ObservingAdmin("pw", ("p1", "p2"), True, Clock(), seed=3) for _ in range(3)]
         for watcher, first in zip(watchers, ("ONE_S EMPTY", "ONE_S EMPTY", "EMPTY ONE_S"), strict=True):
             for message in packets(memento(0, first) + memento(1, "EMPTY EMPTY")):
                 watcher.handle(message)
@@ -204,7 +204,7 @@ class JudgeTests(SynchronousTestCase):
     """What a game was, from what its observer saw; game 1 has player 2 on team ONE."""
 
     def judge(self, xml: str, game: int = 1) -> GameResult:
-        watcher = GameWatcher("pw", ("p2", "p1"), True, Clock())
+        watcher = ObservingAdmin("pw", ("p2", "p1"), True, Clock())
         for message in packets(xml):
             watcher.handle(message)
         match = Match(Clock(), parseArguments(["a", "b"]), "h", 1, "pw")

@@ -20,7 +20,7 @@ from velhanet.socha.games import PiranhasGame
 from velhanet.socha.protocol import SochaFactory
 from velhanet.socha.replay import IncompleteLog, LogError, ReplayedGame, moveSeconds, readLog
 from velhanet.socha.replayservice import ReplayLibrary
-from velhanet.socha.seats import PACKET_GAP
+from velhanet.socha.room import PACKET_GAP
 from velhanet.web.hub import GameHub
 
 from .processes import Child, freePort, python, twistd

@@ -4,16 +4,15 @@ a Clock for its timers, and every state's way out driven through the machine's i
 from __future__ import annotations
 
 import random
-from xml.etree.ElementTree import Element
+from xml.etree.ElementTree import Element, fromstring
 
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.games.interfaces import IllegalMove
-from velhanet.socha.games import GameEnd
-from velhanet.socha.room import HARD_TIMEOUT, Room, openRoom
-from velhanet.socha.seats import PACKET_GAP, RoomCore, Slot
-from velhanet.socha.wire import tag
+from velhanet.socha.games import GameEnd, PiranhasType, moveData, stateFromMemento
+from velhanet.socha.room import HARD_TIMEOUT, PACKET_GAP, Room, RoomCore, Slot, openRoom
+from velhanet.socha.wire import render, tag
 
 MOVE = tag("data", {"class": "move"})
 BAD_MOVE = tag("data", {"class": "move", "bad": "yes"})
@@ -364,3 +363,23 @@ class RoomMachineTests(SynchronousTestCase):
 class SlotTests(SynchronousTestCase):
     def test_nameFallsBackToTheTeam(self) -> None:
         self.assertEqual((Slot(0).name(), Slot(1, "bob").name()), ("ONE", "bob"))
+
+
+class PiranhasXmlTests(SynchronousTestCase):
+    """``socha/games.py`` writes and reads the Piranhas XML: each direction gives back what the other wrote."""
+
+    def test_aWrittenStateReadsBackAsTheSamePosition(self) -> None:
+        game = PiranhasType().newGame(random.Random(7))
+        for _ in range(5):
+            game.state = game.state.apply(random.Random(len(game.state.legalMoves())).choice(game.state.legalMoves()))
+            written = render(tag("data", {"class": "memento"}, game.stateElement()), 0)
+            read = stateFromMemento(fromstring(written))
+            self.assertEqual((read.cells, read.turn), (game.state.cells, game.state.turn))
+
+    def test_aWrittenMoveIsReadAsTheSameMove(self) -> None:
+        game = PiranhasType().newGame(random.Random(3))
+        for move in game.state.legalMoves()[:6]:
+            replay = PiranhasType().newGame(random.Random(3))
+            replay.play(fromstring(moveData(move)))
+            self.assertEqual(replay.state.cells, game.state.apply(move).cells)
+            self.assertEqual(replay.state.lastMove, move)

@@ -8,7 +8,7 @@ from twisted.internet.protocol import Protocol, ServerFactory
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.velha import wire
-from velhanet.velha.handshakes import INVITATIONS_PER_HOST, OPEN_INVITATIONS
+from velhanet.velha.lobby import INVITATIONS_PER_HOST, OPEN_INVITATIONS
 from velhanet.velha.protocol import DATAGRAM_BURST, sameHost
 from velhanet.velha.roster import MAX_PLAYERS, NICKS_PER_ADDRESS
 
@@ -157,7 +157,7 @@ class ClosedPortTests(SynchronousTestCase):
                 if isinstance(wire.decode(data), wire.Invite):
                     lan.sendFrom(BO, wire.encode(wire.InviteAnswer("Bo", 40999)), ANA)
 
-        lan.lobbies[BO] = ClosedPortPeer()
+        lan.peers[BO] = ClosedPortPeer()
         self.assertIsNone(a.invite("Bo"))
         lan.run(2)
         self.assertIn(("invite", "Bo", "failed"), ana.events)

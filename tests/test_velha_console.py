@@ -9,7 +9,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from velhanet.games.kinarow import TICTACTOE, Place
 from velhanet.velha import wire
 from velhanet.velha.frontends import ConsoleFrontEnd, renderBoard
-from velhanet.velha.lobby import Lobby
+from velhanet.velha.peer import Peer
 
 
 class ConsoleTests(SynchronousTestCase):
@@ -18,14 +18,14 @@ class ConsoleTests(SynchronousTestCase):
         self.sent: list[bytes] = []
         self.clock = Clock()
         self.console = ConsoleFrontEnd(exit=lambda: self.exits.append(True))
-        self.lobby = Lobby(
+        self.peer = Peer(
             "Bo",
             clock=self.clock,
             sendDatagram=lambda raw, addr: self.sent.append(raw),
             network=None,  # type: ignore[arg-type]
             frontEnd=self.console,
         )
-        self.console.attach(self.lobby)
+        self.console.attach(self.peer)
         self.transport = StringTransport()
         self.console.makeConnection(self.transport)
         self.transport.clear()
@@ -41,7 +41,7 @@ class ConsoleTests(SynchronousTestCase):
 
     def test_whoAndInvite(self) -> None:
         self.assertIn("nobody else is online", self.type("who"))
-        self.lobby.datagrams.datagramReceived(b"02008Ana", ("10.0.0.1", 20181))
+        self.peer.datagrams.datagramReceived(b"02008Ana", ("10.0.0.1", 20181))
         self.assertIn("* Ana is online (10.0.0.1)", self.transport.value().decode())
         self.transport.clear()
         self.assertIn("Ana (10.0.0.1)", self.type("who"))
@@ -50,7 +50,7 @@ class ConsoleTests(SynchronousTestCase):
         self.assertIn("already playing or inviting", self.type("invite Ana"))
 
     def test_invitationAndAnswer(self) -> None:
-        self.lobby.datagrams.datagramReceived(b"04008Ana", ("10.0.0.1", 20181))
+        self.peer.datagrams.datagramReceived(b"04008Ana", ("10.0.0.1", 20181))
         self.assertIn("Ana invites you", self.transport.value().decode())
         self.assertIn("nobody has invited you", ConsoleTests._noInvite(self))
         out = self.type("no")
@@ -60,8 +60,8 @@ class ConsoleTests(SynchronousTestCase):
 
     def _noInvite(self) -> str:
         other = ConsoleFrontEnd(exit=lambda: None)
-        lobby = Lobby("Cy", clock=Clock(), sendDatagram=lambda r, a: None, network=None, frontEnd=other)  # type: ignore[arg-type]
-        other.attach(lobby)
+        peer = Peer("Cy", clock=Clock(), sendDatagram=lambda r, a: None, network=None, frontEnd=other)  # type: ignore[arg-type]
+        other.attach(peer)
         transport = StringTransport()
         other.makeConnection(transport)
         other.dataReceived(b"yes\n")

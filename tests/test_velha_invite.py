@@ -1,4 +1,4 @@
-"""The two handshake machines alone: recording links, a Clock, no lobby and no network.
+"""The two handshake machines alone: recording links, a Clock, no peer and no network.
 
 Each test drives a machine through its inputs only, and checks what it
 asked its link to do, when (the Clock's time), and that no timer is left.

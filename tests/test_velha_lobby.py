@@ -135,7 +135,7 @@ class HandshakeTests(SynchronousTestCase):
         self.assertEqual(self.bo.kinds().count("seriesOver"), 1)
         self.assertEqual(len(self.lan.pumps), 1)
         self.finishAndCheckClean()
-        # Back in the lobby: Bo can be invited again.
+        # Back in the peer: Bo can be invited again.
         self.assertIsNone(self.a.invite("Bo"))
         self.lan.run(60, step=0.05)
         self.assertEqual(self.matchCount(self.bo), 2)
@@ -349,7 +349,7 @@ class HandshakeTests(SynchronousTestCase):
     def test_inviterNeverConnects(self) -> None:
         """Ana crashes after MSG04: Bo resends MSG05, then closes its port after 30 s."""
         self.a.invite("Bo")
-        del self.lan.lobbies[A]
+        del self.lan.peers[A]
         self.lan.filter = lambda d: 0 if d[0] == A else 1
         self.lan.run(1)
         self.assertEqual(len(self.lan.openListeners()), 1)
@@ -535,9 +535,9 @@ class DatagramProtocolTests(SynchronousTestCase):
 class WiringTests(SynchronousTestCase):
     def test_partsProvideTheirInterfaces(self) -> None:
         lan = FakeLan()
-        lobby = lan.addPeer("Ana", A, Recorder())
+        peer = lan.addPeer("Ana", A, Recorder())
         for interface in (IDatagramReceiver, IPresenceListener, IMatchHost):
-            verifyObject(interface, lobby)
-        verifyObject(IDatagramSender, lobby.datagrams)
-        protocol = matchProtocolFor(lobby, "Bo", isInvitee=False)
+            verifyObject(interface, peer)
+        verifyObject(IDatagramSender, peer.datagrams)
+        protocol = matchProtocolFor(peer, "Bo", isInvitee=False)
         verifyObject(IMatchLink, protocol)

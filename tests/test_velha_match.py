@@ -12,16 +12,16 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.velha_harness import matchProtocolFor
 from velhanet.velha import wire
-from velhanet.velha.lobby import Lobby
-from velhanet.velha.matchcore import UNANSWERED_WARNING
+from velhanet.velha.peer import Peer
 from velhanet.velha.protocol import CLOSE_DELAY
 from velhanet.velha.room import START_GRACE, Match, MatchSettings, deliver
+from velhanet.velha.tolerance import UNANSWERED_WARNING
 
 from .velha_harness import Recorder
-from .velha_match_fakes import DRAW, STARTER_LOSES, STARTER_WINS, Peer, newMatch
+from .velha_match_fakes import DRAW, STARTER_LOSES, STARTER_WINS, RecordingPeer, newMatch
 
 
-class Side(Peer):
+class Side(RecordingPeer):
     """One end of a match: its machine, and everything it did, recorded."""
 
     def __init__(self, pair: MatchPair, isInvitee: bool, name: str) -> None:
@@ -258,7 +258,7 @@ class ReferencePeerTests(SynchronousTestCase):
 
     def setUp(self) -> None:
         self.recorder = Recorder()
-        self.lobby = Lobby(
+        self.ourPeer = Peer(
             "velha",
             clock=Clock(),
             sendDatagram=lambda raw, addr: None,
@@ -266,7 +266,7 @@ class ReferencePeerTests(SynchronousTestCase):
             frontEnd=self.recorder,
             rng=random.Random(1),
         )
-        self.protocol = matchProtocolFor(self.lobby, "javaP", isInvitee=False)
+        self.protocol = matchProtocolFor(self.ourPeer, "javaP", isInvitee=False)
         self.transport = StringTransportWithDisconnection()
         self.transport.protocol = self.protocol
         self.protocol.makeConnection(self.transport)
@@ -284,7 +284,7 @@ class ReferencePeerTests(SynchronousTestCase):
         self.peer(b"070061\n")
         for mine, theirs in ((4, 1), (5, 2)):
             self.peer(b"08006%d\n" % theirs)
-            self.lobby.play(mine)
+            self.ourPeer.play(mine)
         self.peer(b"080063\n")
         self.assertIn(("gameOver", "lost", (0, 1)), self.recorder.events)
         # Text: we (the loser) start game 2, and say so at once with MSG09.
@@ -295,7 +295,7 @@ class ReferencePeerTests(SynchronousTestCase):
         notices = [e for e in self.recorder.events if e[0] == "notice"]
         self.assertTrue(any("sent MSG09 for the start of game 2 although it was ours" in str(n[1]) for n in notices))
         self.assertIn(("moved", 5, False), self.recorder.events)
-        self.lobby.play(1)
+        self.ourPeer.play(1)
         self.assertEqual(self.written(), b"080061\n")
         self.assertTrue(self.transport.connected)
 
@@ -303,14 +303,14 @@ class ReferencePeerTests(SynchronousTestCase):
         self.peer(b"0700")
         self.peer(b"62")
         self.assertIn(("game", 1, True), self.recorder.events)
-        self.lobby.play(5)
+        self.ourPeer.play(5)
         self.peer(b"08")
         self.peer(b"0061")
         self.assertIn(("moved", 1, False), self.recorder.events)
 
     def test_malformedFrameIsReportedAndDropped(self) -> None:
         self.peer(b"070062\n")
-        self.lobby.play(5)
+        self.ourPeer.play(5)
         self.peer(b"08x065\n080061\n")
         self.assertTrue(any(e[0] == "notice" and "malformed" in str(e[1]) for e in self.recorder.events))
         self.assertIn(("moved", 1, False), self.recorder.events)
@@ -320,17 +320,17 @@ class ReferencePeerTests(SynchronousTestCase):
         """3-0: we start game 1; the loser (the peer) sends MSG09 and starts games 2 and 3."""
         self.peer(b"070062\n")  # the inviter (we) starts
         for mine, theirs in ((1, 4), (2, 5)):
-            self.lobby.play(mine)
+            self.ourPeer.play(mine)
             self.peer(b"08006%d\n" % theirs)
-        self.lobby.play(3)
+        self.ourPeer.play(3)
         for _ in range(2):
             self.peer(b"09005\n")
             for theirs, mine in ((4, 1), (5, 2), (9, 3)):
                 self.peer(b"08006%d\n" % theirs)
-                self.lobby.play(mine)
+                self.ourPeer.play(mine)
         self.assertEqual(self.recorder.events[-1], ("seriesOver", "won", (3, 0)))
         self.assertTrue(self.transport.connected)  # the last move first has a moment to be read
-        self.lobby.clock.advance(CLOSE_DELAY)  # type: ignore[attr-defined]
+        self.ourPeer.clock.advance(CLOSE_DELAY)  # type: ignore[attr-defined]
         self.assertFalse(self.transport.connected)
         self.assertNotIn(b"09005", self.written())  # the winner never sent MSG09
 
@@ -338,7 +338,7 @@ class ReferencePeerTests(SynchronousTestCase):
         self.peer(b"070062\n")
         self.protocol.connectionLost(Failure(ConnectionResetError("reset")))
         self.assertEqual(self.recorder.events[-1][0], "ended")
-        self.assertIsNone(self.lobby.matchProtocol)
+        self.assertIsNone(self.ourPeer.matchProtocol)
 
 
 REACH: dict[str, list[tuple[str, int]]] = {
@@ -364,11 +364,11 @@ ENDINGS: dict[str, tuple[tuple[str, ...], list[tuple[object, ...]]]] = {
 
 
 class MachineAloneTests(SynchronousTestCase):
-    """One match machine, its collaborators a recording ``Peer`` and a ``Clock``: every state's ways out,
+    """One match machine, its collaborators a recording ``RecordingPeer`` and a ``Clock``: every state's ways out,
     each with exactly what the machine did and no timer left behind where the state is left."""
 
-    def reach(self, state: str, settings: MatchSettings | None = None) -> tuple[Match, Peer, Clock]:
-        peer, clock = Peer(), Clock()
+    def reach(self, state: str, settings: MatchSettings | None = None) -> tuple[Match, RecordingPeer, Clock]:
+        peer, clock = RecordingPeer(), Clock()
         match = newMatch(peer, clock, settings=settings)
         for name, argument in REACH[state]:
             method = getattr(match, name)
@@ -379,7 +379,7 @@ class MachineAloneTests(SynchronousTestCase):
     def pending(self, clock: Clock) -> list[float]:
         return sorted(call.getTime() - clock.seconds() for call in clock.getDelayedCalls())
 
-    def assertFinished(self, match: Match, peer: Peer, clock: Clock) -> None:
+    def assertFinished(self, match: Match, peer: RecordingPeer, clock: Clock) -> None:
         """Nothing is pending, and nothing does anything any more."""
         self.assertEqual(clock.getDelayedCalls(), [])
         for name, args in (("remoteMove", (5,)), ("localMove", (5,)), ("remoteNewGame", ()), ("startReceived", (1,))):
@@ -533,9 +533,9 @@ class MachineAloneTests(SynchronousTestCase):
         refusal = "not played: position 0 is not on the board (text MSG08: positions 1 to 9)"
         self.assertEqual(peer.take(), [("notice", refusal), ("turn",)])
 
-    def heldAfterTheirSecondStart(self) -> tuple[Match, Peer, Clock]:
+    def heldAfterTheirSecondStart(self) -> tuple[Match, RecordingPeer, Clock]:
         """Game 3 is ours to start: the peer started and ended games 1 and 2 (game 2 although it was ours)."""
-        peer, clock = Peer(), Clock()
+        peer, clock = RecordingPeer(), Clock()
         match = newMatch(peer, clock)
         match.awaitStart()
         match.startReceived(wire.MatchStart.INVITEE_STARTS)

@@ -14,20 +14,20 @@ from twisted.trial.unittest import SynchronousTestCase
 from velhanet.games.kinarow import KInARowState
 from velhanet.velha import wire
 from velhanet.velha.frontends import ConsoleFrontEnd
-from velhanet.velha.lobby import Lobby
+from velhanet.velha.peer import Peer
 from velhanet.velha.room import START_GRACE, MatchSettings
 from velhanet.velha.tap import Options
 
 from .velha_harness import BotRecorder, FakeLan, Recorder
-from .velha_match_fakes import Peer, newMatch
+from .velha_match_fakes import RecordingPeer, newMatch
 from .velha_original import OriginalProgram, onlyKinds
 
 VELHA, JAVA, THIRD = "10.0.0.1", "10.0.0.2", "10.0.0.3"
 
 
 def consoleFrontEnd() -> tuple[ConsoleFrontEnd, StringTransport]:
-    """velhanet's console on a string transport. Its lobby is a stand-in with only a nick: these tests
-    drive the console through its match events and commands that never reach the lobby."""
+    """velhanet's console on a string transport. Its peer is a stand-in with only a nick: these tests
+    drive the console through its match events and commands that never reach the peer."""
     console = ConsoleFrontEnd(exit=lambda: None)
     console.attach(SimpleNamespace(nick="Bo"))  # type: ignore[arg-type]
     transport = StringTransport()
@@ -321,7 +321,7 @@ class SlowerThanTheGraceTests(Scenario):
     """The original's user takes 3 s on each result dialog, velhanet's grace is 1 s: velhanet's first
     move of a game can reach the original too early (scenario 8 of the real runs, with 12 s and 8 s)."""
 
-    def play(self, java: OriginalProgram, person: ScriptedPerson, seconds: float) -> Lobby:
+    def play(self, java: OriginalProgram, person: ScriptedPerson, seconds: float) -> Peer:
         velha = self.lan.addPeer("Cy", THIRD, person, announceTargets=[JAVA], acceptPolicy="always")
         velha.settings.startGrace = 1.0
         velha.datagramReceived(b"02010javaP", JAVA)
@@ -372,7 +372,7 @@ class SilentNonStarterTests(SynchronousTestCase):
     """After a draw we started, a peer that never sends MSG09 (the original's stale flag): we start."""
 
     def test_weStartAfterTheGrace(self) -> None:
-        clock, peer = Clock(), Peer()
+        clock, peer = Clock(), RecordingPeer()
         match = newMatch(peer, clock, settings=MatchSettings(startGrace=1.0), peerNick="javaP")
         match.awaitStart()
         match.startReceived(2)  # we start game 1
@@ -557,7 +557,7 @@ class InsideVelhanetTests(SynchronousTestCase):
         """The loser of game 1 starts game 2 as X, and the console says so before asking."""
         console, transport = consoleFrontEnd()
         console.opponent = "Ana"
-        clock, peer = Clock(), Peer()
+        clock, peer = Clock(), RecordingPeer()
         match = newMatch(peer, clock, peerNick="Ana", observer=console)
         match.awaitStart()
         match.startReceived(1)  # Ana (invitee) starts game 1 as X; we are O

@@ -66,10 +66,10 @@ class OptionsTests(SynchronousTestCase):
         service.startService()
         ((port, protocol, interface),) = fake.udp
         self.assertEqual((port, interface), (30303, "127.0.0.9"))
-        self.assertIs(protocol, service.lobby.datagrams)  # type: ignore[union-attr]
+        self.assertIs(protocol, service.peer.datagrams)  # type: ignore[union-attr]
         self.assertTrue(fake.transport.broadcast)
         self.assertEqual(fake.transport.written, [(b"01007Bo", ("127.0.0.8", 30303))])
-        protocol.datagramReceived(b"01008Ana", ("127.0.0.8", 30303))  # the lobby answers through it
+        protocol.datagramReceived(b"01008Ana", ("127.0.0.8", 30303))  # the peer answers through it
         self.assertEqual(fake.transport.written[-1], (b"02007Bo", ("127.0.0.8", 30303)))
         service.stopService()
         self.assertEqual(fake.transport.written[-1], (b"03007Bo", ("127.0.0.8", 30303)))

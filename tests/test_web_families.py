@@ -14,10 +14,11 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.test_gobang import RecordingChannel
 from velhanet.games.kinarow import TICTACTOE, Place
-from velhanet.gobang.room import BLACK, WHITE, GameCore, GameMachine
+from velhanet.gobang import room as gobangroom
+from velhanet.gobang.room import BLACK, WHITE
+from velhanet.socha import room as socharoom
 from velhanet.socha.games import GAME_TYPES
 from velhanet.socha.lobby import Lobby, SochaLimits
-from velhanet.socha.seats import RoomCore
 from velhanet.velha.spectated import SpectatedMatch
 from velhanet.web.hub import GameHub, GameRecord
 
@@ -30,8 +31,8 @@ def only(hub: GameHub) -> GameRecord:
 class GobangTests(SynchronousTestCase):
     def test_gameFeedsTheHub(self) -> None:
         hub = GameHub(Clock())
-        core = GameCore(1, TICTACTOE, lambda core: None, watcher=hub)
-        game = GameMachine(core)
+        core = gobangroom.RoomCore(1, TICTACTOE, lambda core: None, watcher=hub)
+        game = gobangroom.RoomMachine(core)
         black, white = RecordingChannel(100), RecordingChannel(200)
         game.seat(BLACK, black)
         self.assertEqual(hub.games, {}, "not started before both are seated")
@@ -55,7 +56,8 @@ class GobangTests(SynchronousTestCase):
 class SochaTests(SynchronousTestCase):
     def test_roomFeedsTheHub(self) -> None:
         hub = GameHub(Clock())
-        core = RoomCore("room-secret", GAME_TYPES["swc_2026_piranhas"], Clock(), lambda roomId: None, [], watcher=hub)
+        piranhas = GAME_TYPES["swc_2026_piranhas"]
+        core = socharoom.RoomCore("room-secret", piranhas, Clock(), lambda roomId: None, [], watcher=hub)
         game: Any = core.gameType.newGame(random.Random(1))
         core.game = game
         core.startWatching(game)

@@ -1,7 +1,7 @@
-"""An in-memory LAN for JogoVelha lobbies: datagrams, TCP and time, all fake.
+"""An in-memory LAN for JogoVelha peers: datagrams, TCP and time, all fake.
 
 Datagrams are delivered after ``latency`` seconds of the shared
-``task.Clock``, so no lobby is ever re-entered from another's call; a
+``task.Clock``, so no peer is ever re-entered from another's call; a
 filter can drop, duplicate or delay any datagram. TCP connections are
 ``twisted.test.iosim`` fake transports pumped on every step.
 """
@@ -9,9 +9,9 @@ filter can drop, duplicate or delay any datagram. TCP connections are
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from twisted.internet.address import IPv4Address
 from twisted.internet.defer import Deferred, fail
@@ -24,7 +24,7 @@ from velhanet.games.kinarow import KInARowState
 from velhanet.tracing import Tracer
 from velhanet.velha import wire
 from velhanet.velha.frontends import BotFrontEnd
-from velhanet.velha.lobby import Lobby
+from velhanet.velha.peer import Peer
 from velhanet.velha.protocol import MatchFactory, MatchProtocol
 
 Datagram = tuple[str, str, bytes]  # (from host, to host, raw)
@@ -35,11 +35,11 @@ class Recorder:
 
     def __init__(self, answer: bool | None = None) -> None:
         self.events: list[tuple[object, ...]] = []
-        self.lobby: Lobby | None = None
+        self.peer: Peer | None = None
         self.answerWith = answer
 
-    def attach(self, lobby: Lobby) -> None:
-        self.lobby = lobby
+    def attach(self, peer: Peer) -> None:
+        self.peer = peer
 
     def kinds(self) -> list[object]:
         return [event[0] for event in self.events]
@@ -88,9 +88,9 @@ class BotRecorder(Recorder):
         super().__init__()
         self.bot = BotFrontEnd(clock, moveDelay=moveDelay, seed=seed)
 
-    def attach(self, lobby: Lobby) -> None:
-        super().attach(lobby)
-        self.bot.attach(lobby)
+    def attach(self, peer: Peer) -> None:
+        super().attach(peer)
+        self.bot.attach(peer)
 
     def invitationReceived(self, nick: str) -> None:
         super().invitationReceived(nick)
@@ -166,14 +166,14 @@ class _HostNetwork:
         return done
 
 
-class LanHost(Protocol):
-    """Anything with an address on the in-memory LAN: a Lobby, or a stand-in program."""
+class LanHost(typing.Protocol):
+    """Anything with an address on the in-memory LAN: a Peer, or a stand-in program."""
 
     def datagramReceived(self, data: bytes, host: str) -> None: ...
 
 
-class LanLobby(Lobby):
-    """A lobby on the in-memory LAN: datagrams for it go through its UDP protocol, as on a real port."""
+class LanPeer(Peer):
+    """A peer on the in-memory LAN: datagrams for it go through its UDP protocol, as on a real port."""
 
     def datagramReceived(self, data: bytes, host: str) -> None:
         self.datagrams.datagramReceived(data, (host, self.datagrams.port))
@@ -194,7 +194,7 @@ class FakeLan:
     latency: float = 0.01
     connectLatency: float = 0.0
     """Seconds a TCP connect takes; above 0 a handshake really sits in 'connecting'."""
-    lobbies: dict[str, LanHost] = field(default_factory=dict)
+    peers: dict[str, LanHost] = field(default_factory=dict)
     deaf: set[str] = field(default_factory=set)
     """Hosts that never receive broadcasts (the original listens on a unicast address)."""
     listeners: dict[tuple[str, int], _Listener] = field(default_factory=dict)
@@ -206,9 +206,9 @@ class FakeLan:
     jitter: random.Random | None = None
     """When set, each copy is delayed by a random extra 0-0.5 s: datagrams get reordered."""
 
-    def addPeer(self, nick: str, host: str, frontEnd: Recorder, **kwargs: object) -> LanLobby:
-        others = [h for h in self.lobbies]
-        lobby = LanLobby(
+    def addPeer(self, nick: str, host: str, frontEnd: Recorder, **kwargs: object) -> LanPeer:
+        others = [h for h in self.peers]
+        peer = LanPeer(
             nick,
             clock=self.clock,
             sendDatagram=lambda raw, addr, host=host: self._send(host, raw, addr),  # type: ignore[misc]
@@ -217,9 +217,9 @@ class FakeLan:
             announceTargets=kwargs.pop("announceTargets", others or ["255.255.255.255"]),  # type: ignore[arg-type]
             **kwargs,  # type: ignore[arg-type]
         )
-        frontEnd.attach(lobby)
-        self.lobbies[host] = lobby
-        return lobby
+        frontEnd.attach(peer)
+        self.peers[host] = peer
+        return peer
 
     def _send(self, source: str, raw: bytes, addr: tuple[str, int]) -> None:
         datagram = (source, addr[0], raw)
@@ -230,7 +230,7 @@ class FakeLan:
             self.clock.callLater(self.latency * (i + 1) + extra, self._deliver, datagram)
 
     def network(self, host: str) -> _HostNetwork:
-        """The TCP side of ``host``, for a stand-in that is not a Lobby."""
+        """The TCP side of ``host``, for a stand-in that is not a Peer."""
         return _HostNetwork(self, host)
 
     def sendFrom(self, source: str, raw: bytes, destination: str) -> None:
@@ -239,9 +239,9 @@ class FakeLan:
     def _deliver(self, datagram: Datagram) -> None:
         source, destination, raw = datagram
         if destination == "255.255.255.255":
-            targets = [host for address, host in self.lobbies.items() if address not in self.deaf]
+            targets = [host for address, host in self.peers.items() if address not in self.deaf]
         else:
-            targets = [self.lobbies[destination]] if destination in self.lobbies else []
+            targets = [self.peers[destination]] if destination in self.peers else []
         for host in targets:
             host.datagramReceived(raw, source)
 
@@ -263,12 +263,12 @@ class FakeLan:
         return list(self.listeners.values())
 
 
-def matchProtocolFor(lobby: Lobby, peerNick: str, isInvitee: bool) -> MatchProtocol:
-    """A match protocol of ``lobby``, built by its factory as a real connection would be.
+def matchProtocolFor(peer: Peer, peerNick: str, isInvitee: bool) -> MatchProtocol:
+    """A match protocol of ``peer``, built by its factory as a real connection would be.
 
     For tests that drive one connection on a StringTransport.
     """
-    factory = MatchFactory(lobby, peerNick, isInvitee, lobby.clock, lobby.connections.trace)
+    factory = MatchFactory(peer, peerNick, isInvitee, peer.clock, peer.connections.trace)
     protocol = factory.buildProtocol(None)
     assert protocol is not None
     return protocol

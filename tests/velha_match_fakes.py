@@ -1,11 +1,11 @@
 """Recording fakes for the match machine alone, in the manner of magic-wormhole's ``Dummy``.
 
-One ``Peer`` stands in for everything the machine talks to: the connection
-(``send``, ``close``) and the front end (``MatchObserver``, as the lobby
+One ``RecordingPeer`` stands in for everything the machine talks to: the connection
+(``send``, ``close``) and the front end (``MatchObserver``, as the peer
 tests' ``Recorder`` writes it down). Every call is
 written, in order, to one ``events`` list, so a test asserts the exact
 sequence of what the machine did. Time is a ``task.Clock``; nothing touches
-a network, a lobby or a protocol.
+a network, a peer or a protocol.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ DRAW = [1, 2, 3, 5, 4, 6, 8, 7, 9]
 """Whole games, starter first, alternating; each a list of positions."""
 
 
-class Peer(Recorder):
+class RecordingPeer(Recorder):
     """The connection and the front end of one match, recorded (the front end as ``velha_harness.Recorder``)."""
 
     # -- the connection --------------------------------------------------------
@@ -48,7 +48,7 @@ class Peer(Recorder):
 
 
 def newMatch(
-    peer: Peer,
+    peer: RecordingPeer,
     clock: Clock,
     isInvitee: bool = False,
     settings: MatchSettings | None = None,

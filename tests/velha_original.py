@@ -159,7 +159,7 @@ class OriginalProgram:
     def __post_init__(self) -> None:
         self.clock = self.lan.clock
         self.network = self.lan.network(self.host)
-        self.lan.lobbies[self.host] = self
+        self.lan.peers[self.host] = self
         self.lan.deaf.add(self.host)
         self.udpQueue: list[tuple[bytes, str]] = []
         self.udpBusyUntil = 0.0

@@ -8,8 +8,9 @@ is L{noTrace} and the hot path pays one call. The service picks the tracer
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from twisted.logger import Logger
 
@@ -17,7 +18,7 @@ IN, OUT = "in", "out"
 """Directions, as seen from velhanet: read from the peer, or written to it."""
 
 
-class Tracer(Protocol):
+class Tracer(typing.Protocol):
     def __call__(self, direction: str, peer: str, raw: bytes | str, decoded: object) -> None:
         """One message ``raw`` read from (``IN``) or written to (``OUT``) ``peer``, and what it means."""
 

@@ -11,14 +11,14 @@ A server run without ``--web`` gets L{NO_WATCHER}, whose calls do nothing.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Iterable
-from typing import Protocol
 
 Position = Callable[[], object]
 """The game's position now, as its engine holds it (None before there is one)."""
 
 
-class WatchedGame(Protocol):
+class WatchedGame(typing.Protocol):
     """One game as its room reports it."""
 
     def moved(self, text: str) -> None:
@@ -28,7 +28,7 @@ class WatchedGame(Protocol):
         """The game is over; ``result`` says how (who won, or why it stopped)."""
 
 
-class GameWatcher(Protocol):
+class GameWatcher(typing.Protocol):
     """Where rooms report the games they start."""
 
     def started(

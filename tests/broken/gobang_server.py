@@ -17,8 +17,8 @@ from twisted.internet import reactor
 from velhanet.games.kinarow import KInARowState
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.protocol import FifoChannel
-from velhanet.gobang.room import GameCore
-from velhanet.gobang.service import GobangServerService
+from velhanet.gobang.room import RoomCore
+from velhanet.gobang.service import GobangService
 from velhanet.gobang.tap import Options
 from velhanet.gobang.wire import ClientWord, ServerOp, ServerWord
 
@@ -27,19 +27,19 @@ from velhanet.gobang.wire import ClientWord, ServerOp, ServerWord
 # global monkeypatch, so the variant is exactly the server plus one change.
 
 
-def withChannel(channelType: type[FifoChannel]) -> type[GobangServerService]:
-    return type("BrokenService", (GobangServerService,), {"channelType": channelType})
+def withChannel(channelType: type[FifoChannel]) -> type[GobangService]:
+    return type("BrokenService", (GobangService,), {"channelType": channelType})
 
 
-def withLobby(lobbyType: type[Lobby]) -> type[GobangServerService]:
-    return type("BrokenService", (GobangServerService,), {"lobbyType": lobbyType})
+def withLobby(lobbyType: type[Lobby]) -> type[GobangService]:
+    return type("BrokenService", (GobangService,), {"lobbyType": lobbyType})
 
 
-def withCore(coreType: type[GameCore]) -> type[GobangServerService]:
+def withCore(coreType: type[RoomCore]) -> type[GobangService]:
     return withLobby(type("BrokenLobby", (Lobby,), {"coreType": coreType}))
 
 
-class WronglyNamedServerFifo(GobangServerService):
+class WronglyNamedServerFifo(GobangService):
     def serverFifoPath(self, pid: int) -> Path:
         return self.directory / f"gbs-{pid}"
 
@@ -78,19 +78,19 @@ def reason(state: KInARowState) -> str:
     return state.outcome.reason
 
 
-class LineWonByWhite(GameCore):
+class LineWonByWhite(RoomCore):
     def result(self, state: KInARowState) -> tuple[int, str]:
         opcode, why = super().result(state)
         return (ServerOp.WHITE_WINS if reason(state) == "line" else opcode), why
 
 
-class PassesAbort(GameCore):
+class PassesAbort(RoomCore):
     def result(self, state: KInARowState) -> tuple[int, str]:
         opcode, why = super().result(state)
         return (ServerOp.ABORTED if reason(state) == "passes" else opcode), why
 
 
-class ResignerWins(GameCore):
+class ResignerWins(RoomCore):
     def result(self, state: KInARowState) -> tuple[int, str]:
         opcode, why = super().result(state)
         if reason(state) == "resign":
@@ -98,7 +98,7 @@ class ResignerWins(GameCore):
         return opcode, why
 
 
-class SignoffIsADraw(GameCore):
+class SignoffIsADraw(RoomCore):
     def end(self, opcode: int, why: str) -> None:
         super().end(ServerOp.DRAW if opcode == ServerOp.ABORTED and "left" in why else opcode, why)
 
@@ -114,7 +114,7 @@ class KillIgnored(Lobby):
         pass
 
 
-FAULTS: dict[str, type[GobangServerService]] = {
+FAULTS: dict[str, type[GobangService]] = {
     "gobang-fifo-name": WronglyNamedServerFifo,
     "gobang-signon": withChannel(SizeInX),
     "gobang-black-first": withChannel(SizeAgainBeforeTheFirstRequest),

@@ -14,18 +14,18 @@ from typing import Any
 from twisted.internet import reactor
 
 from velhanet.velha import wire
-from velhanet.velha.handshakes import Handshakes, InviteeHandshake
-from velhanet.velha.lobby import Lobby
+from velhanet.velha.lobby import InviteeHandshake, Lobby
+from velhanet.velha.peer import Peer
 from velhanet.velha.protocol import MatchProtocol, VelhaDatagramProtocol
 from velhanet.velha.service import VelhaService
 from velhanet.velha.tap import Options
 
 
 def deafToHello() -> None:
-    def hello(self: Lobby, nick: str, host: str) -> None:
+    def hello(self: Peer, nick: str, host: str) -> None:
         pass  # neither in the roster nor answered
 
-    Lobby.hello = hello  # type: ignore[method-assign]
+    Peer.hello = hello  # type: ignore[method-assign]
 
 
 def listenerDiesOnJunk() -> None:
@@ -69,13 +69,13 @@ def answersWithTheInvitersNick() -> None:
 def needsMsg06() -> None:
     """As the original: MSG07 only once both the connection and MSG06 are there."""
     acked = [False]
-    originalAck, originalInvited, originalSend = Handshakes.acknowledged, Handshakes.invited, MatchProtocol.send
+    originalAck, originalInvited, originalSend = Lobby.acknowledged, Lobby.invited, MatchProtocol.send
 
-    def acknowledged(self: Handshakes, host: str) -> None:
+    def acknowledged(self: Lobby, host: str) -> None:
         acked[0] = True
         originalAck(self, host)
 
-    def invited(self: Handshakes, nick: str, host: str) -> None:
+    def invited(self: Lobby, nick: str, host: str) -> None:
         if nick.casefold() not in self.invitees:
             acked[0] = False  # a new invitation
         originalInvited(self, nick, host)
@@ -93,8 +93,8 @@ def needsMsg06() -> None:
             return
         originalSend(self, message)
 
-    Handshakes.acknowledged = acknowledged  # type: ignore[method-assign]
-    Handshakes.invited = invited  # type: ignore[method-assign]
+    Lobby.acknowledged = acknowledged  # type: ignore[method-assign]
+    Lobby.invited = invited  # type: ignore[method-assign]
     MatchProtocol.send = send  # type: ignore[method-assign]
 
 
@@ -114,14 +114,14 @@ def repeatsAMove(asInvitee: bool) -> None:
 
 
 def silentWhenBusy() -> None:
-    original = Handshakes.invited
+    original = Lobby.invited
 
-    def invited(self: Handshakes, nick: str, host: str) -> None:
+    def invited(self: Lobby, nick: str, host: str) -> None:
         if self.busy() and nick.casefold() not in self.invitees:
             return
         original(self, nick, host)
 
-    Handshakes.invited = invited  # type: ignore[method-assign]
+    Lobby.invited = invited  # type: ignore[method-assign]
 
 
 def readerDiesOnJunk() -> None:

@@ -12,7 +12,7 @@ from xml.etree.ElementTree import Element
 
 from velhanet.conformance.base import ConformanceCase, StreamClient, Target, rule, tcpReachable
 from velhanet.games.piranhas import Direction, PiranhaMove, PiranhasState
-from velhanet.socha import player
+from velhanet.socha import games
 from velhanet.socha.wire import XmlError, XmlStreamReader
 
 
@@ -75,16 +75,13 @@ def stateFromMemento(message: Element) -> PiranhasState:
     if data is None:
         raise AssertionError("a room message without <data>")
     try:
-        return player.stateFromMemento(data)
+        return games.stateFromMemento(data)
     except (ValueError, KeyError) as error:
         raise AssertionError(f"the memento cannot be read: {error}") from None
 
 
 def moveXml(roomId: str, move: PiranhaMove) -> str:
-    return (
-        f'<room roomId="{roomId}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
-        f"<direction>{move.direction.name}</direction></data></room>"
-    )
+    return f'<room roomId="{roomId}">{games.moveData(move)}</room>'
 
 
 def canTest(target: Target) -> str | None:

@@ -11,10 +11,10 @@ does not pass through here).
 from __future__ import annotations
 
 import secrets
+import typing
 from dataclasses import dataclass
-from typing import Protocol
 
-from velhanet.gambit.room import Player, Room, RoomCore, RoomMachine
+from velhanet.gambit.room import Participant, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.limits import AddressBuckets
@@ -34,8 +34,8 @@ class Game:
     core: RoomCore
 
 
-class Member(Player, Protocol):
-    """A connection as the lobby sees it: a L{Player} that can sit down in a game."""
+class Member(Participant, typing.Protocol):
+    """A connection as the lobby sees it: a L{Participant} that can sit down in a game."""
 
     host: str
     """Its address, for the per-address limit on failed JOINs."""

@@ -34,7 +34,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from velhanet.gambit.lobby import Game, Lobby
-from velhanet.gambit.room import Player
+from velhanet.gambit.room import Participant
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, Texts
 from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.limits import AddressBuckets
@@ -198,9 +198,9 @@ class GambitServerProtocol(Protocol):
             self._write(raw)
         self._schedule()
 
-    # -- Player (for the room) ----------------------------------------------------------
+    # -- Participant (for the room) ----------------------------------------------------
 
-    def relay(self, message: Message, sender: Player) -> None:
+    def relay(self, message: Message, sender: Participant) -> None:
         if self._relaysQueued >= self.limits.relayWindow:
             count = self._relaysQueued
             sender.disconnect(

@@ -4,14 +4,14 @@ States: ``waiting`` (White created it, no opponent yet) → ``playing`` →
 ``over``. The room decides whose turn it is and whether a move is legal
 (with validation on, by the ``chess`` library), relays what the text says
 to relay, and tells both players when the game ends. It talks to players
-only through the narrow L{Player} interface; the protocol provides it.
+only through the narrow L{Participant} interface; the protocol provides it.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import chess
 from automat import TypeMachine, TypeMachineBuilder
@@ -25,14 +25,14 @@ from velhanet.indexedmachine import indexed
 from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 
-class Player(Protocol):
+class Participant(typing.Protocol):
     """A connection as a room sees it."""
 
     name: str
 
     def send(self, message: Message) -> None: ...
 
-    def relay(self, message: Message, sender: Player) -> None:
+    def relay(self, message: Message, sender: Participant) -> None:
         """A message from ``sender``, its opponent; if this player cannot keep up, the sender pays."""
 
     def disconnect(self, why: str, tell: str) -> None:
@@ -42,20 +42,20 @@ class Player(Protocol):
         """The room is over for this player (it may CREATE or JOIN again)."""
 
 
-class Room(Protocol):
-    def join(self, black: Player) -> None:
+class Room(typing.Protocol):
+    def join(self, black: Participant) -> None:
         "A second player joined: the game starts."
 
-    def move(self, player: Player, args: str) -> None:
+    def move(self, player: Participant, args: str) -> None:
         "MOVE from one of the players."
 
-    def end(self, player: Player, args: str) -> None:
+    def end(self, player: Participant, args: str) -> None:
         "END from one of the players: it abandons (or, the original client, says it is mated)."
 
-    def draw(self, player: Player, args: str) -> None:
+    def draw(self, player: Participant, args: str) -> None:
         "DRAW (extension): offer, or accept the opponent's offer."
 
-    def leave(self, player: Player) -> None:
+    def leave(self, player: Participant) -> None:
         "The player's connection closed."
 
     def _finish(self, text: str) -> None:
@@ -65,23 +65,23 @@ class Room(Protocol):
 @dataclass
 class RoomCore:
     gameId: str
-    white: Player
+    white: Participant
     validate: bool
     removeRoom: Callable[[str], None]
     texts: Texts = field(default_factory=Texts)
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gambit.room"))
-    black: Player | None = None
+    black: Participant | None = None
     board: chess.Board = field(default_factory=chess.Board)
-    drawOfferBy: Player | None = None
+    drawOfferBy: Participant | None = None
     """A draw offer stands until its receiver accepts (DRAW) or declines by moving (FIDE 9.1)."""
     watcher: GameWatcher = NO_WATCHER
     """Where the game is reported for spectators (``--web``); it never acts on the game."""
     watched: WatchedGame = UNWATCHED
 
-    def opponentOf(self, player: Player) -> Player | None:
+    def opponentOf(self, player: Participant) -> Participant | None:
         return self.black if player is self.white else self.white
 
-    def relay(self, sender: Player, cmd: Cmd, args: str) -> None:
+    def relay(self, sender: Participant, cmd: Cmd, args: str) -> None:
         """To the opponent of the connection that sent it; the text: server messages carry no user.
 
         Counted against the sender's relay window: a sender that floods is closed.
@@ -90,13 +90,13 @@ class RoomCore:
         if opponent is not None:
             opponent.relay(Message(cmd, "", args), sender)
 
-    def endFor(self, player: Player, args: str) -> None:
+    def endFor(self, player: Participant, args: str) -> None:
         """END to the opponent of ``player``: the last message of the game, never refused."""
         opponent = self.opponentOf(player)
         if opponent is not None:
             opponent.send(Message(Cmd.END, "", args))
 
-    def moved(self, player: Player) -> None:
+    def moved(self, player: Participant) -> None:
         """A move by ``player`` declines its opponent's draw offer; its own offer stands."""
         if self.drawOfferBy is not None and self.drawOfferBy is not player:
             self.drawOfferBy = None
@@ -112,7 +112,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         over.upon(ignored).loop().returns(None)
 
     @waiting.upon(Room.join).to(playing)
-    def start(inputs: Room, core: RoomCore, black: Player) -> None:
+    def start(inputs: Room, core: RoomCore, black: Participant) -> None:
         core.black = black
         black.send(Message(Cmd.OK, "", core.white.name))
         core.white.send(Message(Cmd.OK, "", black.name))
@@ -122,15 +122,15 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
     @waiting.upon(Room.move).loop()
     @waiting.upon(Room.end).loop()
     @waiting.upon(Room.draw).loop()
-    def tooEarly(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+    def tooEarly(inputs: Room, core: RoomCore, player: Participant, args: str) -> None:
         player.send(Message(Cmd.ERROR, "", core.texts("noOpponentYet", game=core.gameId)))
 
     @waiting.upon(Room.leave).to(over)
-    def creatorLeft(inputs: Room, core: RoomCore, player: Player) -> None:
+    def creatorLeft(inputs: Room, core: RoomCore, player: Participant) -> None:
         core.removeRoom(core.gameId)
 
     @playing.upon(Room.move).loop()
-    def move(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+    def move(inputs: Room, core: RoomCore, player: Participant, args: str) -> None:
         if not core.validate:
             core.moved(player)
             core.relay(player, Cmd.MOVE, args)
@@ -154,7 +154,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
             inputs._finish(core.texts.outcome(outcome))
 
     @playing.upon(Room.end).to(over)
-    def abandoned(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+    def abandoned(inputs: Room, core: RoomCore, player: Participant, args: str) -> None:
         opponent = core.opponentOf(player)
         assert opponent is not None
         core.endFor(player, args or core.texts("won", name=opponent.name))
@@ -162,7 +162,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         _close(core)
 
     @playing.upon(Room.draw).loop()
-    def draw(inputs: Room, core: RoomCore, player: Player, args: str) -> None:
+    def draw(inputs: Room, core: RoomCore, player: Participant, args: str) -> None:
         if core.drawOfferBy is not None and core.drawOfferBy is not player:
             inputs._finish(core.texts.agreed())
             return
@@ -177,7 +177,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         player.send(Message(Cmd.OK, "", core.texts("drawOfferSent", name=opponent.name)))
 
     @playing.upon(Room.leave).to(over)
-    def left(inputs: Room, core: RoomCore, player: Player) -> None:
+    def left(inputs: Room, core: RoomCore, player: Participant) -> None:
         core.endFor(player, core.texts("abandoned", name=player.name))
         core.watched.ended(core.texts("abandoned", name=player.name))
         _close(core)

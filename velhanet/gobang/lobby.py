@@ -9,21 +9,21 @@ or opens a new one. A kibitzer names a game with x (the game number the
 server logs, 1, 2, …) or sends x = 0 for the oldest game in progress (or,
 if none is playing yet, the oldest waiting one).
 
-The lobby only sees pids and L{Channel}s; opening a client's FIFO (with
+The lobby only sees pids and L{Participant}s; opening a client's FIFO (with
 its security checks), telling whether a process is alive and whether it
 may kill the server are injected, so all of this runs in memory in tests.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from twisted.logger import Logger
 
 from velhanet.games.kinarow import KInARowRules
-from velhanet.gobang.room import BLACK, WHITE, Channel, Game, GameCore, GameMachine
+from velhanet.gobang.room import BLACK, WHITE, Participant, Room, RoomCore, RoomMachine
 from velhanet.gobang.wire import ClientOp, ClientWord, Refused, ServerOp, ServerWord
 from velhanet.watching import NO_WATCHER, GameWatcher
 
@@ -52,7 +52,7 @@ def _misfit(word: ClientWord) -> str | None:
     return None
 
 
-class ClientChannel(Channel, Protocol):
+class Member(Participant, typing.Protocol):
     """A channel the lobby can also close."""
 
     def close(self) -> None: ...
@@ -60,23 +60,23 @@ class ClientChannel(Channel, Protocol):
 
 @dataclass
 class _Seat:
-    game: Game
-    core: GameCore
-    channel: ClientChannel
+    game: Room
+    core: RoomCore
+    channel: Member
 
 
 class Lobby:
     """Games by number, participants by pid; ``coreType`` is the seam a variant of the server replaces."""
 
     log = Logger()
-    coreType = GameCore
+    coreType = RoomCore
     watcher: GameWatcher = NO_WATCHER
     """Where started games are reported for the spectators' site (the service sets it for ``--web``)."""
 
     def __init__(
         self,
         rules: KInARowRules,
-        openChannel: Callable[[int], ClientChannel],
+        openChannel: Callable[[int], Member],
         killRefusal: Callable[[int], str | None],
         stopServer: Callable[[], None],
         once: bool = False,
@@ -87,7 +87,7 @@ class Lobby:
         """Why a Kill with these pid bits is not honoured (None: it is)."""
         self.stopServer = stopServer
         self.once = once
-        self.games: dict[int, tuple[Game, GameCore]] = {}
+        self.games: dict[int, tuple[Room, RoomCore]] = {}
         self.bySender: dict[int, _Seat] = {}
         """Participants by the 16 pid bits their words carry."""
         self.nextNumber = 1
@@ -182,18 +182,18 @@ class Lobby:
         )
         game.seat(colour, channel)
 
-    def _gameFor(self, colour: int) -> tuple[Game, GameCore]:
+    def _gameFor(self, colour: int) -> tuple[Room, RoomCore]:
         for game, core in self.games.values():  # dicts keep creation order: oldest first
             if core.state is None and core.seats[colour] is None:
                 return game, core
         core = self.coreType(self.nextNumber, self.rules, self._gameOver)
         core.watcher = self.watcher
         self.nextNumber += 1
-        game = GameMachine(core)
+        game = RoomMachine(core)
         self.games[core.number] = (game, core)
         return game, core
 
-    def _gameToWatch(self, number: int) -> tuple[Game, GameCore] | None:
+    def _gameToWatch(self, number: int) -> tuple[Room, RoomCore] | None:
         if number:
             return self.games.get(number)
         playing = [entry for entry in self.games.values() if entry[1].state is not None]
@@ -216,7 +216,7 @@ class Lobby:
                 del self.bySender[pid]
         seat.channel.close()
 
-    def _gameOver(self, core: GameCore) -> None:
+    def _gameOver(self, core: RoomCore) -> None:
         self.games.pop(core.number, None)
         for pid, seat in list(self.bySender.items()):
             if seat.core is core:
@@ -227,7 +227,7 @@ class Lobby:
             self.log.info("--once: the first game is over; stopping")
             self.stopServer()
 
-    def checkAlive(self, isAlive: Callable[[ClientChannel], bool]) -> None:
+    def checkAlive(self, isAlive: Callable[[Member], bool]) -> None:
         """Drop every participant whose process is gone (their game ends with opcode 3)."""
         for seat in list(self.bySender.values()):
             if not isAlive(seat.channel):

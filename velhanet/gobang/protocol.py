@@ -18,7 +18,7 @@ from typing import Any
 from twisted.logger import Logger
 
 from velhanet.gobang import fifo
-from velhanet.gobang.lobby import ClientChannel, Lobby
+from velhanet.gobang.lobby import Lobby, Member
 from velhanet.gobang.wire import (
     CLIENT_WORD,
     ByteOrder,
@@ -31,7 +31,7 @@ from velhanet.gobang.wire import (
 from velhanet.tracing import IN, OUT, Tracer
 
 
-class FifoChannel(ClientChannel):
+class FifoChannel(Member):
     """A client as the lobby sees it: its pid and its FIFO, opened for writing."""
 
     def __init__(self, pid: int, fd: int, order: ByteOrder, trace: Tracer, reactor: Any) -> None:
@@ -86,7 +86,7 @@ class ClientFifos:
         return self.channelType(pid, fd, self.order, self.trace, self.reactor)
 
     @staticmethod
-    def isAlive(channel: ClientChannel) -> bool:
+    def isAlive(channel: Member) -> bool:
         """Is this channel's client still there (its FIFO open, its process running)?"""
         return isinstance(channel, FifoChannel) and not channel.closed and fifo.isAlive(channel.pid)
 

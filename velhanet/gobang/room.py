@@ -5,14 +5,14 @@ game asks black for the first move once both players are in, answers every
 move from the player to move (stones to everyone, or opcode 9 then 8 again
 to the mover), tells everyone the end (0 draw, 1 black, 2 white, 3 aborted),
 and catches kibitzers up with the moves so far, in the order they were played. It only talks to
-participants through L{Channel}; it knows nothing of FIFOs.
+participants through L{Participant}; it knows nothing of FIFOs.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.logger import Logger
@@ -28,7 +28,7 @@ COLOUR = ("black", "white")
 STONE = (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE)
 
 
-class Channel(Protocol):
+class Participant(typing.Protocol):
     """A participant as the game sees it: a pid and a way to send it words."""
 
     pid: int
@@ -36,20 +36,20 @@ class Channel(Protocol):
     def send(self, word: ServerWord) -> None: ...
 
 
-class Game(Protocol):
-    def seat(self, colour: int, channel: Channel) -> None:
+class Room(typing.Protocol):
+    def seat(self, colour: int, channel: Participant) -> None:
         "A player signed on with this colour (the server chose this game for it)."
 
-    def kibitz(self, channel: Channel) -> None:
+    def kibitz(self, channel: Participant) -> None:
         "An observer signed on."
 
-    def move(self, channel: Channel, x: int, y: int) -> None:
+    def move(self, channel: Participant, x: int, y: int) -> None:
         "Opcode 4 from a participant (1-based; 0,0 = pass)."
 
-    def resign(self, channel: Channel) -> None:
+    def resign(self, channel: Participant) -> None:
         "Opcode 8 from a participant."
 
-    def leave(self, channel: Channel, why: str) -> None:
+    def leave(self, channel: Participant, why: str) -> None:
         "A participant signed off (opcode 0) or its process died."
 
     def shutdown(self) -> None:
@@ -63,15 +63,15 @@ class Game(Protocol):
 
 
 @dataclass
-class GameCore:
+class RoomCore:
     number: int
     rules: KInARowRules
-    onOver: Callable[[GameCore], None]
+    onOver: Callable[[RoomCore], None]
     """Called once when the game has ended: the server forgets its participants."""
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gobang.game"))
     """Named as when this module was ``game.py``: operators filter the log by it."""
-    seats: list[Channel | None] = field(default_factory=lambda: [None, None])
-    kibitzers: list[Channel] = field(default_factory=list)
+    seats: list[Participant | None] = field(default_factory=lambda: [None, None])
+    kibitzers: list[Participant] = field(default_factory=list)
     state: KInARowState | None = None
     moves: list[ServerWord] = field(default_factory=list)
     """Every stone word broadcast so far (a pass as 0,0), in order: a late kibitzer's catch-up."""
@@ -79,14 +79,14 @@ class GameCore:
     """Where the game is reported for the spectators' site (``--web``); it never acts on the game."""
     watched: WatchedGame = UNWATCHED
 
-    def participants(self) -> list[Channel]:
+    def participants(self) -> list[Participant]:
         return [c for c in self.seats if c is not None] + self.kibitzers
 
     def broadcast(self, word: ServerWord) -> None:
         for channel in self.participants():
             channel.send(word)
 
-    def colourOf(self, channel: Channel) -> int | None:
+    def colourOf(self, channel: Participant) -> int | None:
         for colour, seated in enumerate(self.seats):
             if seated is channel:
                 return colour
@@ -98,7 +98,7 @@ class GameCore:
         assert seated is not None
         seated.send(ServerWord(ServerOp.YOUR_MOVE))
 
-    def dropKibitzer(self, channel: Channel) -> None:
+    def dropKibitzer(self, channel: Participant) -> None:
         """A kibitzer leaves; it is told (opcode 3), in case the signoff was forged in its name."""
         self.kibitzers.remove(channel)
         channel.send(ServerWord(ServerOp.ABORTED))
@@ -120,25 +120,25 @@ class GameCore:
         ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
 
 
-def _buildGame() -> TypeMachine[Game, GameCore]:
-    builder = TypeMachineBuilder(Game, GameCore)
+def _buildRoom() -> TypeMachine[Room, RoomCore]:
+    builder = TypeMachineBuilder(Room, RoomCore)
     waiting = builder.state("waiting")
     playing = builder.state("playing")
     over = builder.state("over")
 
-    for ignored in (Game.seat, Game.kibitz, Game.move, Game.resign, Game.leave, Game.shutdown, Game._start):
+    for ignored in (Room.seat, Room.kibitz, Room.move, Room.resign, Room.leave, Room.shutdown, Room._start):
         over.upon(ignored).loop().returns(None)
-    waiting.upon(Game._ended).to(over).returns(None)
-    playing.upon(Game._ended).to(over).returns(None)
+    waiting.upon(Room._ended).to(over).returns(None)
+    playing.upon(Room._ended).to(over).returns(None)
 
-    @waiting.upon(Game.seat).loop()
-    def seat(inputs: Game, core: GameCore, colour: int, channel: Channel) -> None:
+    @waiting.upon(Room.seat).loop()
+    def seat(inputs: Room, core: RoomCore, colour: int, channel: Participant) -> None:
         core.seats[colour] = channel
         if all(core.seats):
             inputs._start()
 
-    @waiting.upon(Game._start).to(playing)
-    def start(inputs: Game, core: GameCore) -> None:
+    @waiting.upon(Room._start).to(playing)
+    def start(inputs: Room, core: RoomCore) -> None:
         core.state = core.rules.initial()
         core.log.info("game {number} starts", number=core.number)
         players = [f"{COLOUR[colour]} (pid {seated.pid})" for colour, seated in enumerate(core.seats) if seated]
@@ -148,28 +148,28 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         )
         core.askToMove()
 
-    @waiting.upon(Game.kibitz).loop()
-    @playing.upon(Game.kibitz).loop()
-    def kibitz(inputs: Game, core: GameCore, channel: Channel) -> None:
+    @waiting.upon(Room.kibitz).loop()
+    @playing.upon(Room.kibitz).loop()
+    def kibitz(inputs: Room, core: RoomCore, channel: Participant) -> None:
         core.kibitzers.append(channel)
         for word in core.moves:
             channel.send(word)
 
-    @waiting.upon(Game.move).loop()
-    def moveTooEarly(inputs: Game, core: GameCore, channel: Channel, x: int, y: int) -> None:
+    @waiting.upon(Room.move).loop()
+    def moveTooEarly(inputs: Room, core: RoomCore, channel: Participant, x: int, y: int) -> None:
         core.log.info("pid {pid}: game {number} has not started; move dropped", pid=channel.pid, number=core.number)
 
-    @waiting.upon(Game.resign).loop()
-    def resignTooEarly(inputs: Game, core: GameCore, channel: Channel) -> None:
+    @waiting.upon(Room.resign).loop()
+    def resignTooEarly(inputs: Room, core: RoomCore, channel: Participant) -> None:
         core.log.info("pid {pid}: game {number} has not started; resign dropped", pid=channel.pid, number=core.number)
 
-    @waiting.upon(Game.shutdown).to(over)
-    @playing.upon(Game.shutdown).to(over)
-    def shutdown(inputs: Game, core: GameCore) -> None:
+    @waiting.upon(Room.shutdown).to(over)
+    @playing.upon(Room.shutdown).to(over)
+    def shutdown(inputs: Room, core: RoomCore) -> None:
         core.end(ServerOp.ABORTED, "the server stops")
 
-    @playing.upon(Game.move).loop()
-    def move(inputs: Game, core: GameCore, channel: Channel, x: int, y: int) -> None:
+    @playing.upon(Room.move).loop()
+    def move(inputs: Room, core: RoomCore, channel: Participant, x: int, y: int) -> None:
         state = core.state
         assert state is not None and state.toMove is not None
         if core.colourOf(channel) != state.toMove:
@@ -199,8 +199,8 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
             return
         core.askToMove()
 
-    @playing.upon(Game.resign).loop()
-    def resign(inputs: Game, core: GameCore, channel: Channel) -> None:
+    @playing.upon(Room.resign).loop()
+    def resign(inputs: Room, core: RoomCore, channel: Participant) -> None:
         state = core.state
         assert state is not None
         if core.colourOf(channel) != state.toMove:
@@ -212,9 +212,9 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
         core.end(*core.result(core.state))
         inputs._ended()
 
-    @waiting.upon(Game.leave).loop()
-    @playing.upon(Game.leave).loop()
-    def leave(inputs: Game, core: GameCore, channel: Channel, why: str) -> None:
+    @waiting.upon(Room.leave).loop()
+    @playing.upon(Room.leave).loop()
+    def leave(inputs: Room, core: RoomCore, channel: Participant, why: str) -> None:
         """A kibitzer leaves alone; a player who leaves ends the game for everyone (opcode 3)."""
         if channel in core.kibitzers:
             core.dropKibitzer(channel)
@@ -229,4 +229,4 @@ def _buildGame() -> TypeMachine[Game, GameCore]:
     return indexed(builder.build())
 
 
-GameMachine = _buildGame()
+RoomMachine = _buildRoom()

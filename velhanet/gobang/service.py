@@ -36,7 +36,7 @@ traceToLog = logTracer(
 """``--trace``: each word in and out, in hex and decoded, as a log line."""
 
 
-class GobangServerService(MultiService):
+class GobangService(MultiService):
     """One Gobang server process.
 
     ``lobbyType`` and ``channelType`` (and L{serverFifoPath}) are the seams a
@@ -123,5 +123,5 @@ class GobangServerService(MultiService):
         return fifo.killRefusal(self.directory, bits, os.getuid())
 
 
-def makeService(options: Any, reactor: Any = None) -> GobangServerService:
-    return GobangServerService(options, orGlobalReactor(reactor))
+def makeService(options: Any, reactor: Any = None) -> GobangService:
+    return GobangService(options, orGlobalReactor(reactor))

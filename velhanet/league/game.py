@@ -38,7 +38,7 @@ from velhanet.sandbox.bench import enterBench
 from velhanet.sandbox.limits import ProgramLimits, SandboxSettings
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.socha.match import Match
-from velhanet.socha.matchgame import GameWatcher
+from velhanet.socha.matchgame import ObservingAdmin
 from velhanet.socha.protocol import SochaFactory
 from velhanet.web.boards import drawPosition
 
@@ -79,7 +79,7 @@ async def playOne(reactor: Any, spec: dict[str, Any], say: Any) -> dict[str, Any
     samples: list[list[tuple[float, float, float]]] = [[], []]
     ended: list[float] = []
 
-    class SamplingWatcher(GameWatcher):
+    class SamplingAdmin(ObservingAdmin):
         def handle(self, message: Element) -> None:
             super().handle(message)
             data = message.find("data") if message.tag == "room" else None
@@ -100,10 +100,10 @@ async def playOne(reactor: Any, spec: dict[str, Any], say: Any) -> dict[str, Any
                 samples[index].append((now, ran, waited))
 
     class LeagueGame(Match):
-        def newWatcher(self, names: tuple[str, str], seed: int) -> GameWatcher:
+        def newWatcher(self, names: tuple[str, str], seed: int) -> ObservingAdmin:
             """The room shows the players' names (socha-match's p1, p2 are the teams here), live and in the log."""
             shown = (teams[int(names[0][1:]) - 1]["name"], teams[int(names[1][1:]) - 1]["name"])
-            return SamplingWatcher(password, shown, spec["moveTimeout"], reactor, seed)
+            return SamplingAdmin(password, shown, spec["moveTimeout"], reactor, seed)
 
         def commandOf(self, player: int, reservation: str, seed: int) -> list[str]:
             return ["/bin/sh", "-c", fill(teams[player]["command"], "127.0.0.1", self.port, reservation, seed)]
@@ -111,7 +111,7 @@ async def playOne(reactor: Any, spec: dict[str, Any], say: Any) -> dict[str, Any
         def workingDirectoryOf(self, player: int) -> Path:
             return Path(teams[player]["folder"])
 
-        def playing(self, watcher: GameWatcher, players: list[Any]) -> None:
+        def playing(self, watcher: ObservingAdmin, players: list[Any]) -> None:
             programs[:] = players
 
     arguments = argparse.Namespace(

@@ -23,14 +23,15 @@ shapes, the result's texts and score parts) lives here, not in the engines.
 from __future__ import annotations
 
 import random
+import typing
 from dataclasses import dataclass
-from typing import Protocol
 from xml.etree.ElementTree import Element
 
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import EMPTY, PASS, TICTACTOE, KInARowRules, KInARowState, Place
 from velhanet.games.piranhas import (
     FIELD_NAMES,
+    FIELD_VALUES,
     SIZE,
     TEAM_NAMES,
     Direction,
@@ -52,7 +53,7 @@ class GameEnd:
     """The second score part of each team."""
 
 
-class HostedGame(Protocol):
+class HostedGame(typing.Protocol):
     """One game in a room: the position so far and what the room asks of it."""
 
     @property
@@ -72,7 +73,7 @@ class HostedGame(Protocol):
         """Each team's second score part now (for a result that is not the rules' own)."""
 
 
-class GameType(Protocol):
+class GameType(typing.Protocol):
     """A game a room can host: its ``gameType`` and its score definition."""
 
     @property
@@ -152,6 +153,27 @@ class PiranhasGame:
 
     def parts(self) -> tuple[int, int]:
         return self.state.scores()
+
+
+def stateFromMemento(data: Element) -> PiranhasState:
+    """The position in a ``<data class="memento">`` element: what L{PiranhasGame.stateElement} wrote."""
+    state = data.find("state")
+    if state is None:
+        raise ValueError("a memento without <state>")
+    cells = bytes(
+        FIELD_VALUES[(field.text or "").strip()] for row in state.findall("board/row") for field in row.findall("field")
+    )
+    if len(cells) != SIZE * SIZE:
+        raise ValueError(f"a board of {len(cells)} fields, not {SIZE * SIZE}")
+    return PiranhasState(cells, int(state.get("turn", "0")))
+
+
+def moveData(move: PiranhaMove) -> str:
+    """``<data class="move">`` of a Piranhas move: what L{PiranhasGame.play} reads."""
+    return (
+        f'<data class="move"><from x="{move.x}" y="{move.y}"/>'
+        f"<direction>{move.direction.name}</direction></data>"
+    )
 
 
 class PiranhasType:

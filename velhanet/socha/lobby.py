@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import hmac
 import random
+import typing
 import uuid
 from dataclasses import dataclass
-from typing import Protocol
 from xml.etree.ElementTree import Element
 
 from twisted.internet.interfaces import IReactorTime
@@ -25,8 +25,7 @@ from twisted.logger import Logger
 
 from velhanet.limits import AddressBuckets
 from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
-from velhanet.socha.room import Room, openRoom
-from velhanet.socha.seats import Client, RoomCore
+from velhanet.socha.room import Participant, Room, RoomCore, openRoom
 from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag
 from velhanet.watching import NO_WATCHER, GameWatcher
 
@@ -72,7 +71,7 @@ class RoomEntry:
     prepared: bool
 
 
-class Member(Client, Protocol):
+class Member(Participant, typing.Protocol):
     """A connection as the lobby sees it: who it is, what it is, and how to answer it."""
 
     host: str
@@ -117,7 +116,7 @@ class Lobby:
         self.rng = rng or random.Random()
         self.rooms: dict[str, RoomEntry] = {}
         self.reservations: dict[str, tuple[str, int]] = {}
-        self.observers: dict[str, list[Client]] = {}
+        self.observers: dict[str, list[Participant]] = {}
         self.admins: set[Member] = set()
 
     # -- rooms -----------------------------------------------------------------------

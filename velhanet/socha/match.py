@@ -46,12 +46,12 @@ from velhanet.sandbox import Sandbox, SandboxUnavailable, settingsFrom
 from velhanet.sandbox.bench import enterBench
 from velhanet.sandbox.program import SandboxedProgram, spawn
 from velhanet.socha.adminprotocol import TEAMS, AdminError
-from velhanet.socha.matchgame import GameWatcher, PlayerProcess
+from velhanet.socha.matchgame import ObservingAdmin, PlayerProcess
 from velhanet.socha.matchoptions import folderOf, matchParser, parseArguments, serverCommand
 from velhanet.socha.matchstats import GameResult, commandLine, gameSeed, otherTeam, report, sides, statsOf, summary
 from velhanet.socha.wire import LEFT_THE_GAME
 
-__all__ = ["GameWatcher", "Match", "PlayerProcess", "main", "matchParser", "parseArguments", "serverCommand"]
+__all__ = ["Match", "ObservingAdmin", "PlayerProcess", "main", "matchParser", "parseArguments", "serverCommand"]
 
 
 class Match:
@@ -73,7 +73,7 @@ class Match:
         self.results: list[GameResult] = []
         self.next = 0
         self.stopping = False
-        self.watchers: set[GameWatcher] = set()
+        self.watchers: set[ObservingAdmin] = set()
         self.begun = time.monotonic()
         self.logDir = Path(arguments.log_dir) if arguments.log_dir else None
         if self.logDir is not None:
@@ -127,9 +127,9 @@ class Match:
 
     # -- what a game is made of (a league's game changes these) --------------------------
 
-    def newWatcher(self, names: tuple[str, str], seed: int) -> GameWatcher:
+    def newWatcher(self, names: tuple[str, str], seed: int) -> ObservingAdmin:
         a = self.arguments
-        return GameWatcher(self.password, names, not a.no_timeout, self.reactor, seed)
+        return ObservingAdmin(self.password, names, not a.no_timeout, self.reactor, seed)
 
     def commandOf(self, player: int, reservation: str, seed: int) -> list[str]:
         """Player ``player``'s command line, its placeholders filled in (split like a shell would)."""
@@ -139,7 +139,7 @@ class Match:
     def workingDirectoryOf(self, player: int) -> Path:
         return Path.cwd()
 
-    def playing(self, watcher: GameWatcher, players: list[Any]) -> None:
+    def playing(self, watcher: ObservingAdmin, players: list[Any]) -> None:
         """Both programs are started (or failed to start)."""
 
     async def play(self, game: int) -> tuple[GameResult, str]:
@@ -209,7 +209,7 @@ class Match:
     def judge(
         self,
         game: int,
-        watcher: GameWatcher,
+        watcher: ObservingAdmin,
         players: list[Any],
         crashed: list[int],
         brokeAt: dict[int, int] | None = None,

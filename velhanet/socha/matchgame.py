@@ -1,6 +1,6 @@
 """One game of a ``socha-match``: the observer that prepares and watches its room, and the player processes.
 
-L{GameWatcher} is ``socha-admin prepare --observe`` keeping what the match
+L{ObservingAdmin} is ``socha-admin prepare --observe`` keeping what the match
 needs: the reservation codes, every room packet (the game's XML log), when
 each memento arrived (the answer times), the start position and the result.
 """
@@ -22,7 +22,7 @@ from velhanet.socha.adminprotocol import TEAMS, AdminError, AdminProtocol, Comma
 from velhanet.socha.wire import render, tag
 
 
-class GameWatcher(AdminProtocol):
+class ObservingAdmin(AdminProtocol):
     """``prepare --observe`` that keeps what a match needs: codes, packets, move times, the result."""
 
     def __init__(

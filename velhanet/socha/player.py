@@ -15,22 +15,10 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import Protocol
 from twisted.python.failure import Failure
 
-from velhanet.games.piranhas import FIELD_VALUES, SIZE, PiranhaMove, PiranhasState, heaviestSwarm
+from velhanet.games.piranhas import PiranhaMove, PiranhasState, heaviestSwarm
 from velhanet.sendnow import noDelay
+from velhanet.socha.games import moveData, stateFromMemento
 from velhanet.socha.wire import XmlError, XmlStreamReader
-
-
-def stateFromMemento(data: Element) -> PiranhasState:
-    """The position in a ``<data class="memento">`` element."""
-    state = data.find("state")
-    if state is None:
-        raise ValueError("a memento without <state>")
-    cells = bytes(
-        FIELD_VALUES[(field.text or "").strip()] for row in state.findall("board/row") for field in row.findall("field")
-    )
-    if len(cells) != SIZE * SIZE:
-        raise ValueError(f"a board of {len(cells)} fields, not {SIZE * SIZE}")
-    return PiranhasState(cells, int(state.get("turn", "0")))
 
 
 class BotPlayer(Protocol):
@@ -85,10 +73,7 @@ class BotPlayer(Protocol):
         """Choose a move in the position we hold and send it."""
         assert self.state is not None  # the server sends a memento before every moveRequest
         move = self.chooseMove(self.state)
-        self.transport.write(  # type: ignore[union-attr]
-            f'<room roomId="{roomId}"><data class="move"><from x="{move.x}" y="{move.y}"/>'
-            f"<direction>{move.direction.name}</direction></data></room>\n".encode()
-        )
+        self.transport.write(f'<room roomId="{roomId}">{moveData(move)}</room>\n'.encode())  # type: ignore[union-attr]
 
     def chooseMove(self, state: PiranhasState) -> PiranhaMove:
         """A random legal move; greedy: one that leaves our heaviest swarm heaviest, ties at random."""

@@ -22,7 +22,7 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from velhanet.socha.adminprotocol import TEAMS, RoomReport, describeMove
-from velhanet.socha.player import stateFromMemento
+from velhanet.socha.games import stateFromMemento
 from velhanet.socha.wire import XmlError, XmlStreamReader
 
 MAX_LOG_BYTES = 16 * 1024 * 1024

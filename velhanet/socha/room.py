@@ -25,33 +25,201 @@ own write; the first memento after the welcome and the moveRequest after the mem
 later, in a read of their own. The move clock runs from the moveRequest's write to the move's read: over
 2000 whole ms is a soft timeout, no move within 10 s a hard one; every timer is the data of the state that
 waits for it.
+
+The machine's core, L{RoomCore}, holds the seats (two players, the observers) and writes
+everything the room sends them: the machine decides, the core writes the packets, the result and
+``<left/>``. A test gives the machine a core whose clients are recording fakes (any object with
+``sendPacket`` and ``leftRoom``).
 """
 
 from __future__ import annotations
 
+import random
+import typing
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element
 
 from automat import TypeMachine, TypeMachineBuilder
-from twisted.internet.interfaces import IDelayedCall
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.logger import Logger
 
 from velhanet.games.interfaces import IllegalMove
+from velhanet.games.kinarow import Place
 from velhanet.games.piranhas import TEAM_NAMES
 from velhanet.indexedmachine import indexed
-from velhanet.socha.seats import Client, RoomCore, Slot
-from velhanet.socha.wire import echo, errorPacket, tag
+from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
+from velhanet.socha.wire import LEFT_THE_GAME, Verdict, echo, errorPacket, resultData, tag
+from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
+
+PACKET_GAP = 0.05
+"""Seconds between two packets to one player that must arrive in separate reads."""
+
+
+class Participant(typing.Protocol):
+    """A connection as a room sees it."""
+
+    def sendPacket(self, packet: Element) -> None: ...
+
+    def leftRoom(self, roomId: str) -> None:
+        """Send ``<left roomId/>`` and wait for the client to close."""
+
+
+@dataclass
+class Slot:
+    team: int
+    displayName: str = ""
+    canTimeout: bool = True
+    reservation: str | None = None
+    client: Participant | None = None
+
+    def name(self) -> str:
+        return self.displayName or TEAM_NAMES[self.team]
+
+
+def position(game: HostedGame) -> object:
+    """A hosted game's engine state, for its spectators (L{velhanet.watching})."""
+    if isinstance(game, PiranhasGame | KInARowGame):
+        return game.state
+    return None
+
+
+def moveText(game: HostedGame) -> str:
+    """The move just played, for the spectators' move list."""
+    if isinstance(game, PiranhasGame):
+        return str(game.state.lastMove)
+    if isinstance(game, KInARowGame):
+        move = game.state.lastMove
+        return f"({move.x}, {move.y})" if isinstance(move, Place) else str(move)
+    return "?"
+
+
+@dataclass
+class RoomCore:
+    roomId: str
+    gameType: GameType
+    clock: IReactorTime
+    removeRoom: Callable[[str], None]
+    observers: list[Participant]
+    slots: list[Slot] = field(default_factory=lambda: [Slot(0), Slot(1)])
+    timeouts: bool = True
+    packetGap: float = PACKET_GAP
+    rng: random.Random = field(default_factory=random.Random)
+    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.socha.room"))
+    game: HostedGame | None = None
+    """The game, from the welcome on."""
+    watcher: GameWatcher = NO_WATCHER
+    """Where the game is reported for the spectators' site (``--web``); it never acts on the game."""
+    hidden: bool = False
+    """Not shown on the site (a prepared game, unless the server runs with ``--web-show-prepared``)."""
+    watched: WatchedGame = UNWATCHED
+
+    # -- sending ------------------------------------------------------------------
+
+    def roomPacket(self, data: Element) -> Element:
+        return tag("room", {"roomId": self.roomId}, data)
+
+    def toPlayers(self, data: Element, observers: bool = True) -> None:
+        packet = self.roomPacket(data)
+        for slot in self.slots:
+            if slot.client is not None:
+                slot.client.sendPacket(packet)
+        if observers:
+            self.toObservers(packet)
+
+    def toObservers(self, packet: Element) -> None:
+        for observer in self.observers:
+            observer.sendPacket(packet)
+
+    def sendMemento(self, game: HostedGame) -> None:
+        self.toPlayers(tag("data", {"class": "memento"}, game.stateElement()))
+
+    def announcePause(self, paused: bool) -> None:
+        self.toObservers(self.roomPacket(tag("data", {"class": "paused", "paused": "true" if paused else "false"})))
+
+    def mover(self) -> Slot | None:
+        team = self.game.toMove if self.game is not None else None
+        return None if team is None else self.slots[team]
+
+    def teamOf(self, client: Participant) -> int | None:
+        for slot in self.slots:
+            if slot.client is client:
+                return slot.team
+        return None
+
+    def clear(self, client: Participant) -> None:
+        for slot in self.slots:
+            if slot.client is client:
+                slot.client = None
+
+    def played(self, game: HostedGame) -> None:
+        """A move was judged legal: the spectators' site hears of it, the players and observers see the board."""
+        self.watched.moved(moveText(game))
+        self.sendMemento(game)
+
+    def startWatching(self, game: HostedGame) -> None:
+        """Report the game that starts to the spectators' site (nothing without ``--web``)."""
+        players = [slot.name() for slot in self.slots]
+        self.watched = self.watcher.started(
+            "socha", self.gameType.gameType, players, lambda: position(game), hidden=self.hidden
+        )
+
+    # -- ending --------------------------------------------------------------------
+
+    def finish(self, verdict: Verdict) -> None:
+        """Send the result and ``<left/>`` to all; free the room."""
+        names = (self.slots[0].displayName, self.slots[1].displayName)
+        self.toPlayers(resultData(self.gameType.fragments, names, TEAM_NAMES, verdict))
+        self.log.info("room {room}: {reason}", room=self.roomId, reason=verdict.reason)
+        winner = f"{self.slots[verdict.winner].name()} wins: " if verdict.winner is not None else ""
+        self.watched.ended(winner + verdict.reason)
+        self.leaveAll()
+
+    def ended(self, end: GameEnd) -> None:
+        """The game ended by its rules."""
+        winner = end.winner
+        text = end.reason % self.slots[winner].name() if winner is not None and "%s" in end.reason else end.reason
+        self.finish(Verdict(winner, True, text, end.swarms))
+
+    def violation(self, team: int, what: str) -> None:
+        self.finish(Verdict(1 - team, False, f"{self.slots[team].name()} {what}", self.parts(), violator=team))
+
+    def unrequested(self, client: Participant) -> None:
+        """A move nobody asked for: a process violation of its sender."""
+        team = self.teamOf(client)
+        assert team is not None, "the lobby routes only its players' moves to a room"
+        self.violation(team, "hat einen Zug gesendet, ohne dazu aufgefordert zu sein")
+
+    def playerLeft(self, client: Participant) -> None:
+        team = self.teamOf(client)
+        assert team is not None, "only players leave a room"
+        self.slots[team].client = None
+        self.violation(team, LEFT_THE_GAME)
+
+    def cancelled(self, reason: str) -> None:
+        self.finish(Verdict(None, False, reason, self.parts()))
+
+    def parts(self) -> tuple[int, int]:
+        return self.game.parts() if self.game is not None else (0, 0)
+
+    def leaveAll(self) -> None:
+        """``<left/>`` to every player (who then closes) and observer (who stays connected)."""
+        for slot in self.slots:
+            if slot.client is not None:
+                slot.client.leftRoom(self.roomId)
+        self.toObservers(tag("left", {"roomId": self.roomId}))
+        self.removeRoom(self.roomId)
+
 
 SOFT_TIMEOUT_MS = 2000
 HARD_TIMEOUT = 10.0
 
 
-class Room(Protocol):
+class Room(typing.Protocol):
     def playerJoined(self, slot: Slot) -> None:
         "A client took this slot (the lobby chose it)."
 
-    def move(self, client: Client, data: Element) -> None:
+    def move(self, client: Participant, data: Element) -> None:
         "A move (room data of class move) from a player of this room."
 
     def pause(self) -> None:
@@ -66,7 +234,7 @@ class Room(Protocol):
     def cancel(self, reason: str) -> None:
         "Admin, or the server stopping: end the game now, ``reason`` in the result."
 
-    def playerLeft(self, client: Client) -> None:
+    def playerLeft(self, client: Participant) -> None:
         "A player closed its connection or sent ``<close/>``."
 
     def _full(self, hold: bool) -> None:
@@ -175,7 +343,7 @@ def _requestMove(inputs: Room, core: RoomCore, hold: bool) -> _Request:
     return _Request(slot, core.clock.seconds(), timer, hold)
 
 
-def _judge(inputs: Room, core: RoomCore, request: _Request, client: Client, data: Element) -> None:
+def _judge(inputs: Room, core: RoomCore, request: _Request, client: Participant, data: Element) -> None:
     """The requested player's move: in time, legal, and then the end, a hold, or the next request."""
     request.cancel()
     slot, game = request.slot, core.game
@@ -237,10 +405,10 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
         core.announcePause(False)
         inputs._go(False)
 
-    def _notStarted(inputs: Room, core: RoomCore, client: Client, data: Element) -> None:
+    def _notStarted(inputs: Room, core: RoomCore, client: Participant, data: Element) -> None:
         client.sendPacket(errorPacket("the game has not started yet", data))
 
-    def _leftWaiting(inputs: Room, core: RoomCore, client: Client) -> None:
+    def _leftWaiting(inputs: Room, core: RoomCore, client: Participant) -> None:
         core.clear(client)
         if all(slot.client is None and slot.reservation is None for slot in core.slots):
             core.removeRoom(core.roomId)
@@ -251,21 +419,21 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
     def _cancelPlain(inputs: Room, core: RoomCore, reason: str) -> None:
         core.cancelled(reason)
 
-    def _leftPlain(inputs: Room, core: RoomCore, client: Client) -> None:
+    def _leftPlain(inputs: Room, core: RoomCore, client: Participant) -> None:
         core.playerLeft(client)
 
-    def _unrequestedPlain(inputs: Room, core: RoomCore, client: Client, data: Element) -> None:
+    def _unrequestedPlain(inputs: Room, core: RoomCore, client: Participant, data: Element) -> None:
         core.unrequested(client)
 
     def _cancelTimed(inputs: Room, core: RoomCore, data: _OnItsWay, reason: str) -> None:
         data.cancel()
         core.cancelled(reason)
 
-    def _leftTimed(inputs: Room, core: RoomCore, data: _OnItsWay, client: Client) -> None:
+    def _leftTimed(inputs: Room, core: RoomCore, data: _OnItsWay, client: Participant) -> None:
         data.cancel()
         core.playerLeft(client)
 
-    def _unrequestedTimed(inputs: Room, core: RoomCore, pending: _Pending, client: Client, data: Element) -> None:
+    def _unrequestedTimed(inputs: Room, core: RoomCore, pending: _Pending, client: Participant, data: Element) -> None:
         pending.cancel()
         core.unrequested(client)
 
@@ -322,7 +490,7 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
             inputs._begin(False)
 
     @greeting.upon(Room.playerLeft).to(judging)
-    def _leftBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Client) -> None:
+    def _leftBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Participant) -> None:
         pending.cancel()
         core.clear(client)
         if pending.hold:
@@ -336,7 +504,7 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
         core.leaveAll()
 
     @greeting.upon(Room.move).loop()
-    def _moveBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Client, data: Element) -> None:
+    def _moveBeforeWelcome(inputs: Room, core: RoomCore, pending: _Pending, client: Participant, data: Element) -> None:
         client.sendPacket(errorPacket("the game has not started yet", data))
 
     # -- judging: where a behaviour's decision becomes the next state ----------------------

@@ -1,7 +1,7 @@
 """Two front ends of the same player interface: a console for people, a bot for tests.
 
-Neither knows about sockets: both implement L{FrontEnd} (what the lobby
-tells the user) and call the lobby's commands (``invite``, ``answer``,
+Neither knows about sockets: both implement L{FrontEnd} (what the peer
+tells the user) and call the peer's commands (``invite``, ``answer``,
 ``play``, ``quitMatch``).
 """
 
@@ -20,7 +20,7 @@ from velhanet.tracing import Tracer, arrow
 from velhanet.velha.room import placeToPosition
 
 if TYPE_CHECKING:
-    from velhanet.velha.lobby import Lobby
+    from velhanet.velha.peer import Peer
 
 SYMBOLS = ("X", "O")
 
@@ -50,11 +50,11 @@ class BotFrontEnd:
         self.clock = clock
         self.moveDelay = moveDelay
         self.bot = PerfectBot(seed)
-        self.lobby: Lobby | None = None
+        self.peer: Peer | None = None
         self._pending: IDelayedCall | None = None
 
-    def attach(self, lobby: Lobby) -> None:
-        self.lobby = lobby
+    def attach(self, peer: Peer) -> None:
+        self.peer = peer
 
     def _cancelPending(self) -> None:
         if self._pending is not None and self._pending.active():
@@ -63,8 +63,8 @@ class BotFrontEnd:
 
     def _play(self, board: KInARowState) -> None:
         self._pending = None
-        if self.lobby is not None:
-            self.lobby.play(placeToPosition(self.bot.chooseMove(board)))
+        if self.peer is not None:
+            self.peer.play(placeToPosition(self.bot.chooseMove(board)))
 
     # FrontEnd
     def peerOnline(self, nick: str, address: str) -> None:
@@ -74,8 +74,8 @@ class BotFrontEnd:
         self.log.info("{nick} went offline: {why}", nick=nick, why=why)
 
     def invitationReceived(self, nick: str) -> None:
-        if self.lobby is not None:
-            self.lobby.answer(True, nick)
+        if self.peer is not None:
+            self.peer.answer(True, nick)
 
     def inviteUpdate(self, nick: str, outcome: str, detail: str) -> None:
         self.log.info("invitation with {nick}: {outcome}: {detail}", nick=nick, outcome=outcome, detail=detail)
@@ -130,13 +130,13 @@ class ConsoleFrontEnd(LineReceiver):
     delimiter = b"\n"
 
     def __init__(self, exit: Callable[[], None]) -> None:
-        self.lobby: Lobby | None = None
+        self.peer: Peer | None = None
         self.exit = exit
         self.opponent: str | None = None
         self.mySymbol = "X"
 
-    def attach(self, lobby: Lobby) -> None:
-        self.lobby = lobby
+    def attach(self, peer: Peer) -> None:
+        self.peer = peer
 
     promptShown = False
 
@@ -155,15 +155,15 @@ class ConsoleFrontEnd(LineReceiver):
             self.transport.write(b"> ")
 
     def connectionMade(self) -> None:
-        assert self.lobby is not None
-        self.say(f"velhanet JogoVelha peer '{self.lobby.nick}'. Type 'help' for commands.")
+        assert self.peer is not None
+        self.say(f"velhanet JogoVelha peer '{self.peer.nick}'. Type 'help' for commands.")
         self.prompt()
 
     def connectionLost(self, reason: object = None) -> None:
         self.exit()
 
     def lineReceived(self, line: bytes) -> None:
-        assert self.lobby is not None
+        assert self.peer is not None
         self.promptShown = False  # the user's Enter moved the cursor to a new line
         words = line.decode("utf-8", "replace").split()
         problem: str | None = None
@@ -172,21 +172,21 @@ class ConsoleFrontEnd(LineReceiver):
         elif words[0] == "help":
             self.say(HELP)
         elif words[0] == "who":
-            entries = list(self.lobby.roster)
+            entries = list(self.peer.roster)
             self.say("\n".join(f"  {e.nick} ({e.address})" for e in entries) or "  nobody else is online yet")
         elif words[0] == "invite":
             if len(words) != 2:
                 problem = "usage: invite NICK (type 'who' to see who is online)"
             else:
-                problem = self.lobby.invite(words[1])
+                problem = self.peer.invite(words[1])
                 if problem is None:
                     self.say(f"inviting {words[1]} ...")
         elif words[0] in ("yes", "y", "no", "n"):
-            problem = self.lobby.answer(words[0].startswith("y"))
+            problem = self.peer.answer(words[0].startswith("y"))
         elif words[0].isdigit() and len(words) == 1:
-            problem = self.lobby.play(int(words[0]))
+            problem = self.peer.play(int(words[0]))
         elif words[0] == "quit":
-            problem = self.lobby.quitMatch()
+            problem = self.peer.quitMatch()
         elif words[0] == "exit":
             self.exit()
             return
@@ -243,11 +243,11 @@ class ConsoleFrontEnd(LineReceiver):
 
     def seriesOver(self, result: str, score: tuple[int, int]) -> None:
         text = {"won": "you won the series", "lost": "you lost the series", "draw": "the series is drawn"}[result]
-        self.say(f"* {text} ({score[0]}-{score[1]}). Back in the lobby.")
+        self.say(f"* {text} ({score[0]}-{score[1]}). Back in the peer.")
         self.prompt()
 
     def matchEnded(self, reason: str) -> None:
-        self.say(f"* match over: {reason}. Back in the lobby.")
+        self.say(f"* match over: {reason}. Back in the peer.")
         self.prompt()
 
     def notice(self, text: str) -> None:

@@ -2,7 +2,7 @@
 
 As in magic-wormhole, each machine and each network adapter sees its
 neighbours only through one of these; the coordinator
-(L{velhanet.velha.lobby.Lobby}) wires them once, and a test replaces any of
+(L{velhanet.velha.peer.Peer}) wires them once, and a test replaces any of
 them with a recording fake that mypy (through mypy-zope) checks against the
 same interface.
 
@@ -11,13 +11,13 @@ Who implements what:
 - L{IDatagramSender}: the UDP protocol (``protocol.VelhaDatagramProtocol``);
 - L{IDatagramReceiver}, L{IPresenceListener}, L{IMatchHost}: the coordinator;
 - L{IInviterLink}, L{IInviteeLink}: one handshake of the tables
-  (``handshakes.py``), for its inviter or invitee machine;
+  (``lobby.py``), for its inviter or invitee machine;
 - L{IMatchLink}: the TCP protocol of a match (``protocol.MatchProtocol``).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import typing
 
 from twisted.internet.defer import Deferred
 from zope.interface import Attribute, Interface
@@ -26,7 +26,7 @@ from velhanet.velha import wire
 from velhanet.velha.room import Match
 
 
-class ListeningPort(Protocol):
+class ListeningPort(typing.Protocol):
     """The invitee's TCP port, opened for the inviter's one connection."""
 
     @property

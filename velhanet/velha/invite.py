@@ -16,7 +16,7 @@ the other side may have missed and absorb what arrives twice:
   a repeated MSG05 gets MSG06 again, never a second connection, unless it
   names a *new* port: the original opens a new port for every invitation
   dialog its user accepts and waits on the newest, so velhanet connects there
-  too and the lobby lets the newer connection take over the match;
+  too and the peer lets the newer connection take over the match;
 - the **invitee** asks its user (or its policy), then either refuses with
   ``nick|0`` or opens a TCP port and sends ``nick|port``, resending it every
   2 s until MSG06 or the inviter's connection arrives; after 30 s without a
@@ -30,7 +30,7 @@ waiting state cancels them, and no path leaves a delayed call or a listening
 port behind; a connection attempt cancelled half way is absorbed. The
 machines know nothing of sockets: each talks through one narrow link
 (``interfaces.IInviterLink`` / ``IInviteeLink``) that a handshake of the
-tables in ``velhanet.velha.handshakes`` provides, and a test replaces.
+tables in ``velhanet.velha.lobby`` provides, and a test replaces.
 
 This module holds what both sides share (timings, the core, the timer
 helper); the machines are in ``inviter.py`` and ``invitee.py``.

@@ -9,8 +9,8 @@ connection it closes the port.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
-from typing import Protocol
 
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall
@@ -27,7 +27,7 @@ from velhanet.velha.invite import (
 )
 
 
-class Invitee(Protocol):
+class Invitee(typing.Protocol):
     def invited(self) -> None:
         "The first MSG04 from this peer arrived: ask whether to accept."
 

@@ -13,8 +13,8 @@ duplicates.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.defer import Deferred
@@ -33,7 +33,7 @@ from velhanet.velha.invite import (
 )
 
 
-class Inviter(Protocol):
+class Inviter(typing.Protocol):
     def start(self) -> None:
         "The user invites the peer: send MSG04."
 
@@ -271,7 +271,7 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
 
     @lingering.upon(Inviter.connected).loop()
     def reconnected(inputs: Inviter, core: InviterCore, data: _Lingering) -> None:
-        """The connection to the newer port is up; the lobby hands it the match."""
+        """The connection to the newer port is up; the peer hands it the match."""
 
     @lingering.upon(Inviter.connectFailed).loop()
     def reconnectFailed(inputs: Inviter, core: InviterCore, data: _Lingering, reason: str) -> None:

@@ -1,303 +1,317 @@
-"""The lobby: one JogoVelha peer's coordinator, wiring discovery, handshakes and the match.
+"""The lobby of a JogoVelha peer: every invitation in progress, ours and theirs, and their rules.
 
-Like magic-wormhole's Boss, the lobby builds the small machines and network
-adapters once and wires each to its neighbours through one narrow
-interface (``interfaces.py``); it holds no protocol rules of its own beyond
-"who gets this". The parts:
-
-- ``protocol.VelhaDatagramProtocol`` decodes datagrams and calls the
-  lobby's L{IDatagramReceiver} methods; everything we send leaves through
-  it (L{IDatagramSender});
-- ``presence.PresenceMachine`` keeps the roster (MSG01/02/03) and reports
-  to the lobby's L{IPresenceListener} methods;
-- ``handshakes.Handshakes`` holds the inviter and invitee machines and the
-  rules that route MSG04/05/06 to them;
-- ``protocol.MatchConnections`` opens match connections, whose factory asks
-  the lobby (L{IMatchHost}) for the match machine and hands it to the
-  protocol. The lobby keeps that machine for the user's moves.
-
-It speaks to the user through a L{FrontEnd} (console, bot, or a test
-recorder) and to time through an injected ``IReactorTime``.
+One table per direction, keyed by case-folded nick. The rules that decide
+which invitee or inviter machine an invitation datagram goes to live here:
+how many invitations one address and all of them may hold open, when a
+repeated MSG04 is a new invitation, whose MSG05 an answer is, and when we
+are busy. Each entry is the link its machine acts through
+(L{IInviterLink}/L{IInviteeLink}): it sends datagrams, opens the match
+connection, and reports back here. No sockets: datagrams leave through an
+L{IDatagramSender}, connections through L{MatchOpener}.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable
-from typing import Protocol as TypingProtocol
+import typing
+from dataclasses import dataclass, field
 
 from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IReactorTime
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from velhanet.tracing import Tracer, noTrace
 from velhanet.velha import wire
-from velhanet.velha.handshakes import Handshakes, InviteeHandshake, InviterHandshake
-from velhanet.velha.interfaces import IDatagramReceiver, IMatchHost, IMatchLink, IPresenceListener
-from velhanet.velha.invite import ANSWER_DELAY
-from velhanet.velha.presence import Presence, PresenceCore, PresenceMachine
-from velhanet.velha.protocol import (
-    PROTOCOL_PORT,
-    MatchConnections,
-    TcpNetwork,
-    VelhaDatagramProtocol,
-)
-from velhanet.velha.room import Match, MatchCore, MatchMachine, MatchObserver, MatchSettings
-from velhanet.velha.roster import Roster
-from velhanet.velha.spectated import SpectatedMatch
-from velhanet.watching import NO_WATCHER, GameWatcher
+from velhanet.velha.interfaces import IDatagramSender, IInviteeLink, IInviterLink
+from velhanet.velha.invite import ANSWER_DELAY, ListeningPort, cancelCall
+from velhanet.velha.invitee import Invitee, InviteeCore, InviteeMachine
+from velhanet.velha.inviter import Inviter, InviterCore, InviterMachine
 
-SILENT = "did not answer MSG01 within 15 s"
+INVITATIONS_PER_HOST = 2
+"""Open invitations from one address; more are ignored (a peer invites one at a time)."""
+OPEN_INVITATIONS = 32
+"""Open invitations in all; more are ignored until some end."""
 
 
-class FrontEnd(MatchObserver, TypingProtocol):
-    """Everything the lobby tells its user; a console, a bot or a test implements it."""
+class MatchOpener(typing.Protocol):
+    """How a handshake opens its match connection (``protocol.MatchConnections``, or a fake)."""
 
-    def peerOnline(self, nick: str, address: str) -> None: ...
+    def listenFor(self, peerNick: str, inviterHost: str) -> ListeningPort: ...
 
-    def peerOffline(self, nick: str, why: str) -> None: ...
+    def connectTo(self, host: str, port: int, peerNick: str) -> Deferred[object]: ...
 
-    def invitationReceived(self, nick: str) -> None:
-        """Ask the user; the answer comes back as L{Lobby.answer}."""
+
+class InvitationsFrontEnd(typing.Protocol):
+    """What the tables tell the user."""
+
+    def invitationReceived(self, nick: str) -> None: ...
 
     def inviteUpdate(self, nick: str, outcome: str, detail: str) -> None: ...
 
-    def matchStarted(self, opponent: str) -> None: ...
+    def notice(self, text: str) -> None: ...
 
 
-@implementer(IDatagramReceiver, IPresenceListener, IMatchHost)
+@dataclass(eq=False)
+class _Handshake:
+    """One handshake in its table, and whether it still makes us busy."""
+
+    table: Lobby
+    nick: str
+    address: str
+    active: bool = True
+
+    def report(self, outcome: str, detail: str) -> None:
+        self.active = False
+        self.table.reported(self.nick, outcome, detail)
+
+    def finished(self) -> None:
+        """Forget this handshake (only this one: a newer one may have the same nick)."""
+        table = self.table.tableOf(self)
+        if table.get(self.nick.casefold()) is self:
+            del table[self.nick.casefold()]
+
+
+@implementer(IInviterLink)
+@dataclass(eq=False)
+class InviterHandshake(_Handshake):
+    machine: Inviter = field(init=False)
+
+    def sendInvite(self) -> None:
+        self.table.datagrams.send(wire.Invite(self.table.nick), self.address)
+
+    def sendAck(self) -> None:
+        self.table.datagrams.send(wire.InviteAck(), self.address)
+
+    def sendProbe(self) -> None:
+        self.table.datagrams.send(wire.Hello(self.table.nick), self.address)
+
+    def connect(self, port: int) -> Deferred[object]:
+        return self.table.connections.connectTo(self.address, port, self.nick)
+
+
+@implementer(IInviteeLink)
+@dataclass(eq=False)
+class InviteeHandshake(_Handshake):
+    machine: Invitee = field(init=False)
+    refusedAsBusy: bool = False
+    """Refused only because we were busy: a later copy is a new invitation once we are free."""
+
+    def ask(self) -> None:
+        self.table.ask(self.nick)
+
+    def sendAnswer(self, port: int) -> None:
+        self.table.datagrams.send(wire.InviteAnswer(self.table.nick, port), self.address)
+
+    def listen(self) -> ListeningPort:
+        return self.table.connections.listenFor(self.nick, self.address)
+
+
 class Lobby:
-    """One JogoVelha peer: discovery, invitations both ways, and at most one match."""
+    """Both handshake tables of one peer, and the rules that route MSG04/05/06 to their machines."""
 
     log = Logger()
-    watcher: GameWatcher = NO_WATCHER
-    """Where the match's games are reported for the spectators' site (the service sets it for ``--web``)."""
 
     def __init__(
         self,
         nick: str,
         *,
         clock: IReactorTime,
-        network: TcpNetwork,
-        frontEnd: FrontEnd,
-        sendDatagram: Callable[[bytes, tuple[str, int]], None] | None = None,
-        announceTargets: Iterable[str] = ("255.255.255.255",),
-        port: int = PROTOCOL_PORT,
+        datagrams: IDatagramSender,
+        connections: MatchOpener,
+        frontEnd: InvitationsFrontEnd,
         acceptPolicy: str = "ask",
-        autoInvite: str | None = None,
-        rng: random.Random | None = None,
-        traceDatagrams: Tracer = noTrace,
-        traceMatch: Tracer = noTrace,
-        settings: MatchSettings | None = None,
         answerDelay: float = ANSWER_DELAY,
     ) -> None:
-        self.nick = wire.checkNick(nick)
-        self.clock = clock
-        self._frontEnd = frontEnd
-        self.autoInvite = autoInvite
-        self.random = rng or random.Random()
-        self.settings = settings or MatchSettings()
-        self.roster = Roster()
-        self.datagrams = VelhaDatagramProtocol(self.nick, self, clock, port, sendDatagram, traceDatagrams)
-        self.connections = MatchConnections(network, self, clock, traceMatch)
-        self.presence: Presence = PresenceMachine(
-            PresenceCore(self.nick, clock, self.datagrams, self, list(announceTargets), self.roster)
-        )
-        self.handshakes = Handshakes(
-            self.nick,
-            clock=clock,
-            datagrams=self.datagrams,
-            connections=self.connections,
-            frontEnd=frontEnd,
-            acceptPolicy=acceptPolicy,
-            answerDelay=answerDelay,
-        )
-        self.inviters: dict[str, InviterHandshake] = self.handshakes.inviters
-        self.invitees: dict[str, InviteeHandshake] = self.handshakes.invitees
-        self.matchProtocol: IMatchLink | None = None
-        """The connection of the running match."""
-        self.match: Match | None = None
-        """The running match's machine: the user's moves go here."""
-        self.supersededProtocols: list[IMatchLink] = []
+        if acceptPolicy not in ("ask", "always", "never"):
+            raise ValueError(f"accept policy must be ask, always or never, not {acceptPolicy!r}")
+        self.nick, self.clock, self.datagrams, self.connections = nick, clock, datagrams, connections
+        self.frontEnd, self.acceptPolicy, self.answerDelay = frontEnd, acceptPolicy, answerDelay
+        self.inviters: dict[str, InviterHandshake] = {}
+        self.invitees: dict[str, InviteeHandshake] = {}
+        self.pendingQuestion: str | None = None
+        self.inMatch = False
+        """Set by the coordinator while a match runs."""
+        self._answers: list[IDelayedCall] = []
 
-    # -- what the parts share with the user and the tests ------------------------------
+    def tableOf(self, handshake: _Handshake) -> dict[str, InviterHandshake] | dict[str, InviteeHandshake]:
+        return self.inviters if isinstance(handshake, InviterHandshake) else self.invitees
 
-    @property
-    def frontEnd(self) -> FrontEnd:
-        return self._frontEnd
-
-    @frontEnd.setter
-    def frontEnd(self, frontEnd: FrontEnd) -> None:
-        self._frontEnd = self.handshakes.frontEnd = frontEnd
-
-    @property
-    def acceptPolicy(self) -> str:
-        return self.handshakes.acceptPolicy
-
-    @acceptPolicy.setter
-    def acceptPolicy(self, policy: str) -> None:
-        self.handshakes.acceptPolicy = policy
-
-    # -- life cycle ------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Say hello now and every 180 s (text MSG01)."""
-        self.presence.start()
-
-    def stop(self) -> Deferred[None] | None:
-        """Leave: give up a running match (MSG10), withdraw handshakes, say goodbye (MSG03).
-
-        Returns a Deferred that fires once the match connection is closed, so
-        the MSG10 really leaves before the process exits.
-        """
-        self.handshakes.stop()
-        closing: Deferred[None] | None = None
-        if self.matchProtocol is not None and self.match is not None:
-            closing = self.matchProtocol.whenClosed
-            self.match.localQuit()
-        self._closeSuperseded()
-        self.presence.stop()
-        return closing
-
-    # -- IDatagramReceiver: one decoded datagram each ---------------------------------------
-
-    def hello(self, nick: str, host: str) -> None:
-        self.presence.hello(nick, host)
-
-    def helloReply(self, nick: str, host: str) -> None:
-        self.presence.heard(nick, host)
-        self.handshakes.listenerAnswered(host)
-
-    def goodbye(self, nick: str) -> None:
-        self.presence.goodbye(nick)
-
-    def invited(self, nick: str, host: str) -> None:
-        self.presence.heard(nick, host)
-        self.handshakes.invited(nick, host)
-
-    def answered(self, message: wire.InviteAnswer, host: str) -> None:
-        self.handshakes.answered(message, host)
-
-    def acknowledged(self, host: str) -> None:
-        self.handshakes.acknowledged(host)
-
-    # -- IPresenceListener -------------------------------------------------------------
-
-    def peerOnline(self, nick: str, address: str) -> None:
-        self.log.info("{nick} is online at {address}", nick=nick, address=address)
-        self.frontEnd.peerOnline(nick, address)
-        if self.autoInvite is not None and nick.casefold() == self.autoInvite.casefold():
-            self.autoInvite = None
-            self.invite(nick)
-
-    def peerOffline(self, nick: str, why: str) -> None:
-        if why == SILENT:
-            self.log.info("{nick} did not answer MSG01 within 15 s; dropped", nick=nick)
-        self.frontEnd.peerOffline(nick, why)
-
-    def peerLeft(self, nick: str) -> None:
-        link = self.matchProtocol
-        if self.match is not None and link is not None and link.peerNick.casefold() == nick.casefold():
-            self.match.peerLeft()
-        self.handshakes.peerLeft(nick)
-
-    # -- user commands ------------------------------------------------------------------
+    # -- busy ----------------------------------------------------------------------
 
     def busy(self) -> bool:
         """In a match, or in a handshake that has not finished (we cannot invite anyone now)."""
-        return self.handshakes.busy()
+        return self.inMatch or any(h.active for table in (self.inviters, self.invitees) for h in table.values())
 
-    def invite(self, nick: str) -> str | None:
-        """Invite ``nick``; a reason if that cannot be done now."""
-        entry = self.roster.get(nick)
-        if entry is None:
-            return f"{nick} is not online (type 'who' to see who is)"
-        if self.busy():
-            return "you are already playing or inviting"
-        self.handshakes.invite(entry.nick, entry.address)
-        return None
+    def busyForInvitations(self) -> bool:
+        """In a match, or inviting someone ourselves: an invitation is refused at once.
+
+        Other open invitations do not count: several may be open at once (a
+        storm of forged MSG04 must not make us refuse a real one), and the
+        first inviter that connects gets the match; the others are then
+        declined or withdrawn.
+        """
+        return self.inMatch or any(h.active for h in self.inviters.values())
+
+    # -- datagrams in ----------------------------------------------------------------
+
+    def invited(self, nick: str, host: str) -> None:
+        """MSG04: a new invitation, a copy of an open one, or one too many."""
+        key = nick.casefold()
+        existing = self.invitees.get(key)
+        if existing is None and not self._roomForInvitation(nick, host):
+            return
+        busy = self.busyForInvitations()
+        if existing is not None and existing.refusedAsBusy and not busy:
+            existing.machine.cancel()  # we are free now: this is a new invitation
+            existing = None
+        if existing is not None:
+            existing.machine.repeatInvite()
+            return
+        handshake = InviteeHandshake(self, nick, host, refusedAsBusy=busy)
+        handshake.machine = InviteeMachine(InviteeCore(self.clock, handshake))
+        self.invitees[key] = handshake
+        if busy:
+            self.log.info("busy: refusing {nick}'s invitation", nick=nick)
+            handshake.machine.invitedWhileBusy()
+        else:
+            handshake.machine.invited()
+
+    def _roomForInvitation(self, nick: str, host: str) -> bool:
+        """Bound the invitations, per address and in all: a storm of MSG04 cannot fill memory or ports.
+
+        Finished ones count too while they linger (a refusal is sent three
+        times): a forged storm cannot make us send more than that.
+        """
+        open = list(self.invitees.values())
+        fromHost = sum(h.address == host for h in open)
+        if fromHost >= INVITATIONS_PER_HOST or len(open) >= OPEN_INVITATIONS:
+            self.log.warn(
+                "MSG04 from {nick} at {host} ignored: {fromHost} invitations from that address, {total} in all",
+                nick=nick,
+                host=host,
+                fromHost=fromHost,
+                total=len(open),
+            )
+            return False
+        return True
+
+    def answered(self, message: wire.InviteAnswer, host: str) -> None:
+        """MSG05: to the inviter machine waiting for it."""
+        handshake = self.inviters.get(message.nick.casefold())
+        if handshake is None and message.nick.casefold() == self.nick.casefold():
+            # The original program refuses a busy invitation with the
+            # *inviter's* nick (ours); the address tells whose answer it is.
+            handshake = next((h for h in self.inviters.values() if h.address == host), None)
+            if handshake is not None and not message.accepted:
+                self.frontEnd.notice(
+                    f"{handshake.nick}'s refusal carried our nick instead of its own (the original program"
+                    " does this when it is busy)"
+                )
+        if handshake is None:
+            self.log.info("MSG05 from {nick} that no invitation waits for; ignored", nick=message.nick)
+            return
+        if handshake.address != host:
+            self.log.info(
+                "MSG05 from {nick} came from {host}, not {expected}",
+                nick=message.nick,
+                host=host,
+                expected=handshake.address,
+            )
+        if message.accepted:
+            handshake.machine.accepted(message.port)
+        else:
+            handshake.machine.declined()
+
+    def listenerAnswered(self, host: str) -> None:
+        """MSG02: the listener at ``host`` reads datagrams; an inviter waiting on it may send a copy."""
+        for handshake in self.inviters.values():
+            if handshake.address == host:
+                handshake.machine.listenerAnswered()
+
+    def acknowledged(self, host: str) -> None:
+        """MSG06: to the invitee machine of that address."""
+        for handshake in self.invitees.values():
+            if handshake.address == host:
+                handshake.machine.acknowledged()
+                return
+        self.log.info("MSG06 from {host} that no answer waits for; ignored", host=host)
+
+    # -- the user ----------------------------------------------------------------------
+
+    def invite(self, nick: str, address: str) -> None:
+        """Start inviting ``nick`` at ``address`` (the coordinator checked that we may)."""
+        key = nick.casefold()
+        if key in self.inviters:
+            # Only a lingering, finished handshake can be left here (busy()
+            # said no active one): its late-duplicate duty ends now.
+            self.inviters[key].machine.cancel()
+        handshake = InviterHandshake(self, nick, address)
+        handshake.machine = InviterMachine(InviterCore(self.clock, handshake))
+        self.inviters[key] = handshake
+        handshake.machine.start()
+
+    def ask(self, nick: str) -> None:
+        """An invitee machine asks: the user, or the policy."""
+        if self.acceptPolicy == "ask":
+            self.pendingQuestion = nick
+            self.frontEnd.invitationReceived(nick)
+            return
+        # Decide after the current input has finished (no re-entrant inputs);
+        # an acceptance waits answerDelay (a refusal waits in its machine).
+        accept = self.acceptPolicy == "always"
+        self._answers = [call for call in self._answers if call.active()]
+        self._answers.append(self.clock.callLater(self.answerDelay if accept else 0, self.answer, accept, nick))
 
     def answer(self, accept: bool, nick: str | None = None) -> str | None:
-        """The user's yes/no to the pending (or the named) invitation."""
-        return self.handshakes.answer(accept, nick)
-
-    def play(self, position: int) -> str | None:
-        if self.match is None:
-            return "no match is running"
-        self.match.localMove(position)
-        return None
-
-    def quitMatch(self) -> str | None:
-        if self.match is None:
-            return "no match is running"
-        self.match.localQuit()
-        return None
-
-    # -- IMatchHost ----------------------------------------------------------------------
-
-    def matchConnected(self, link: IMatchLink) -> Match | None:
-        """A match connection is up (either side): its machine, started; None if one already runs.
-
-        One exception: our connection to a newer port of the same invitee,
-        while the current match still waits for MSG07 — the original program
-        waits on the newest port it opened. The older connection is kept
-        open (closing it would end the match on the original's side) until
-        the match ends.
-        """
-        current, currentMatch = self.matchProtocol, self.match
-        if current is not None:
-            replaces = (
-                not link.isInvitee
-                and not current.isInvitee
-                and current.peerNick == link.peerNick
-                and currentMatch is not None
-                and currentMatch.supersede()
-            )
-            if not replaces:
-                self.log.warn("second match connection from {peer} refused", peer=link.peerNick)
-                link.close()
-                return None
-            current.supersede()
-            self.supersededProtocols.append(current)
-            self.frontEnd.notice(f"{link.peerNick} opened a new port for the match; playing there")
-        match = MatchMachine(
-            MatchCore(
-                isInvitee=link.isInvitee,
-                send=link.send,
-                close=link.close,
-                observer=self.frontEnd
-                if self.watcher is NO_WATCHER
-                else SpectatedMatch(self.frontEnd, self.watcher, self.nick, link.peerNick),
-                peerNick=link.peerNick,
-                clock=self.clock,
-                settings=self.settings,
-                random=self.random,
-            )
-        )
-        self.matchProtocol, self.match = link, match
-        self.handshakes.inMatch = True
-        if current is None:
-            self.frontEnd.matchStarted(link.peerNick)
-        self.handshakes.matchBegan(link.peerNick, asInvitee=link.isInvitee)
-        if link.isInvitee:
-            match.begin()
+        """The user's yes/no to the pending (or the named) invitation; a reason if there is none."""
+        nick = nick or self.pendingQuestion
+        if nick is None:
+            return "nobody has invited you"
+        handshake = self.invitees.get(nick.casefold())
+        if handshake is None or not handshake.active:
+            return f"the invitation from {nick} is no longer open"
+        if nick == self.pendingQuestion:
+            self.pendingQuestion = None
+        if accept:
+            handshake.machine.accept()
         else:
-            match.awaitStart()
-        return match
+            handshake.machine.decline()
+        return None
 
-    def matchClosed(self, link: IMatchLink) -> None:
-        if self.matchProtocol is link:
-            self.matchProtocol = self.match = None
-            self.handshakes.inMatch = False
-            self._closeSuperseded()
-        elif link in self.supersededProtocols:
-            self.supersededProtocols.remove(link)
+    def reported(self, nick: str, outcome: str, detail: str) -> None:
+        if nick == self.pendingQuestion and outcome != "connected":
+            self.pendingQuestion = None
+        self.log.info("invitation with {nick}: {outcome} ({detail})", nick=nick, outcome=outcome, detail=detail)
+        self.frontEnd.inviteUpdate(nick, outcome, detail)
 
-    def notice(self, text: str) -> None:
-        self.frontEnd.notice(text)
+    # -- the match and the peer's presence -------------------------------------------------
 
-    def _closeSuperseded(self) -> None:
-        """The match is over: the older connections it kept open can go."""
-        for link in list(self.supersededProtocols):
-            link.close()
+    def matchBegan(self, opponent: str, asInvitee: bool) -> None:
+        """Our match connection is up: the invitee's handshake is done; the other invitations end."""
+        if not asInvitee:
+            return
+        handshake = self.invitees.get(opponent.casefold())
+        if handshake is not None:
+            handshake.machine.connected()
+        for other in list(self.invitees.values()):
+            if other.active and other.nick.casefold() != opponent.casefold():
+                if self.pendingQuestion == other.nick:
+                    self.pendingQuestion = None
+                other.machine.matchElsewhere()
+
+    def peerLeft(self, nick: str) -> None:
+        """MSG03: withdraw whatever handshake is open with ``nick``."""
+        inviter, invitee = self.inviters.get(nick.casefold()), self.invitees.get(nick.casefold())
+        if inviter is not None and inviter.active:
+            inviter.machine.cancel()
+        if invitee is not None and invitee.active:
+            invitee.machine.cancel()
+
+    def stop(self) -> None:
+        """Withdraw every handshake and pending automatic answer."""
+        for call in self._answers:
+            cancelCall(call)
+        self._answers.clear()
+        for inviter in list(self.inviters.values()):
+            inviter.machine.cancel()
+        for invitee in list(self.invitees.values()):
+            invitee.machine.cancel()

@@ -15,8 +15,8 @@ nothing of sockets, invitations or matches.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
@@ -33,7 +33,7 @@ ANSWER_WINDOW = 15.0
 """Seconds a peer has to answer our MSG01 before it is dropped from the roster."""
 
 
-class Presence(Protocol):
+class Presence(typing.Protocol):
     def start(self) -> None:
         "Say hello now and every 180 s."
 

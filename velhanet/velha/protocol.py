@@ -10,8 +10,8 @@ frame, and the machine writes back through the protocol (L{IMatchLink}).
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
-from typing import Protocol as TypingProtocol
 
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint
@@ -264,7 +264,7 @@ class MatchFactory(ServerFactory, ClientFactory):
         return self.host.matchConnected(protocol)
 
 
-class TcpNetwork(TypingProtocol):
+class TcpNetwork(typing.Protocol):
     """How a peer opens its one listening port and makes its one connection."""
 
     def listen(self, factory: ServerFactory) -> ListeningPort: ...
@@ -273,7 +273,7 @@ class TcpNetwork(TypingProtocol):
 
 
 class MatchConnections:
-    """Listen for, or connect, one match connection of a handshake (``handshakes.MatchConnections``)."""
+    """Listen for, or connect, one match connection of a handshake (the lobby's ``MatchOpener``)."""
 
     def __init__(self, network: TcpNetwork, host: IMatchHost, clock: IReactorTime, trace: Tracer = noTrace) -> None:
         self.network, self.host, self.clock, self.trace = network, host, clock, trace

@@ -1,4 +1,4 @@
-"""``makeService`` for a JogoVelha peer: UDP listener, lobby, and a console or bot."""
+"""``makeService`` for a JogoVelha peer: UDP listener, peer, and a console or bot."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from twisted.python.components import Componentized
 from velhanet.startup import StartupReport, listenReason
 from velhanet.tracing import Tracer, logTracer, noTrace, orGlobalReactor
 from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
-from velhanet.velha.lobby import Lobby
+from velhanet.velha.peer import Peer
 from velhanet.velha.protocol import ReactorTcpNetwork
 from velhanet.velha.room import MatchSettings
 from velhanet.web.service import webSite, withSite
@@ -57,7 +57,7 @@ class VelhaService(MultiService):
         super().__init__()
         self.options = options
         self.reactor = reactor
-        self.lobby: Lobby | None = None
+        self.peer: Peer | None = None
         self.udpPort: IListeningPort | None = None
         self.console: ConsoleFrontEnd | None = None
         ownLog = self.ownLog()
@@ -93,7 +93,7 @@ class VelhaService(MultiService):
             traces = self.console.tracer("udp"), self.console.tracer("tcp")
         if not options["trace"]:
             traces = noTrace, noTrace
-        self.lobby = Lobby(
+        self.peer = Peer(
             options["nick"],
             clock=reactor,
             network=ReactorTcpNetwork(reactor, options["interface"]),
@@ -108,23 +108,23 @@ class VelhaService(MultiService):
                 peer=options["peer-timeout"], startGrace=options["start-grace"], first=options["first"]
             ),
         )
-        self.lobby.watcher = self.watcher
+        self.peer.watcher = self.watcher
         try:
-            self.udpPort = reactor.listenUDP(options["port"], self.lobby.datagrams, interface=options["interface"])
+            self.udpPort = reactor.listenUDP(options["port"], self.peer.datagrams, interface=options["interface"])
         except CannotListenError as error:
             where = f"{options['interface']}:{options['port']}" if options["interface"] else f"port {options['port']}"
             self.startup.cannotStart(f"cannot listen on UDP {where} ({listenReason(error)})")
         udpSocket = getattr(self.udpPort, "socket", None)
         if udpSocket is not None:  # room for a burst (the kernel caps it at net.core.rmem_max)
             udpSocket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RECEIVE_BUFFER)
-        frontEnd.attach(self.lobby)
+        frontEnd.attach(self.peer)
         if self.console is not None:
             StandardIO(self.console, reactor=reactor)
         super().startService()
-        self.lobby.start()
+        self.peer.start()
 
     def stopService(self) -> Deferred[Any]:
-        closing = self.lobby.stop() if self.lobby is not None else None
+        closing = self.peer.stop() if self.peer is not None else None
         waits: list[Deferred[Any]] = [super().stopService()]
         if closing is not None:
             timeout = self.reactor.callLater(2, closing.cancel)

@@ -1,7 +1,7 @@
 """``velha --web``: the match's games reported to the spectators' site, everything else to the front end.
 
 A L{MatchObserver} between the match and the front end: the match already
-reports each game started, each move and each end (``matchcore.py``), so the
+reports each game started, each move and each end (``room.py``), so the
 site is fed without a new call in the machine. Each game of the series is
 its own entry on the site.
 """
@@ -9,7 +9,7 @@ its own entry on the site.
 from __future__ import annotations
 
 from velhanet.games.kinarow import KInARowState
-from velhanet.velha.matchcore import MatchObserver
+from velhanet.velha.room import MatchObserver
 from velhanet.watching import GameWatcher, WatchedGame
 
 

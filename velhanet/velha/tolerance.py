@@ -36,34 +36,106 @@ user, and, where the machine goes on judging, feeds exactly one input.
 
 from __future__ import annotations
 
-from velhanet.velha.matchcore import UNANSWERED_WARNING, Match, MatchCore
+import typing
+
+from twisted.logger import Logger
+
+from velhanet.velha.series import Series
 from velhanet.velha.wire import MatchStart
+
+UNANSWERED_WARNING = 20.0
+"""Seconds without an answer to our reply to the peer's first move of a game after one it ended
+before the user is told that the original program may have stopped reading (docs/velha.md)."""
+
+
+
+class Judge(typing.Protocol):
+    """The match machine's private inputs that say what follows (L{velhanet.velha.room.Match} has them)."""
+
+    def _myTurn(self) -> None: ...
+
+    def _theirTurn(self) -> None: ...
+
+    def _iStartNext(self) -> None: ...
+
+    def _theyStartNext(self) -> None: ...
+
+    def _theyStartAfterDraw(self) -> None: ...
+
+    def _seriesOver(self) -> None: ...
+
+    def _broken(self, rule: str) -> None: ...
+
+
+class Notices(typing.Protocol):
+    """What the rules here tell the user (the match's observer)."""
+
+    def notice(self, text: str) -> None: ...
+
+    def matchEnded(self, reason: str) -> None: ...
+
+
+class PeerLimit(typing.Protocol):
+    peer: float
+
+
+class FollowedMatch(typing.Protocol):
+    """What these rules read and change of a match in progress (L{velhanet.velha.room.MatchCore}).
+
+    The machine imports this module, never the other way round: the rules
+    see the match only through this narrow interface.
+    """
+
+    peerNick: str
+    series: Series
+    log: Logger
+
+    @property
+    def observer(self) -> Notices: ...
+
+    @property
+    def settings(self) -> PeerLimit: ...
+
+    def close(self) -> None: ...
+
+    def giveUp(self, why: str) -> None: ...
+
+    def newGame(self, iStart: bool) -> None: ...
+
+    def restartGame(self, iStart: bool) -> None: ...
+
+    def apply(self, position: int, byMe: bool) -> str | None: ...
+
+    def replayWithoutOurFirstMove(self) -> None: ...
+
+    def decideAfterMove(self, inputs: Judge) -> None: ...
+
 
 # -- endings --------------------------------------------------------------------------
 
 
-def peerGaveUp(inputs: Match, core: MatchCore) -> None:
+def peerGaveUp(inputs: Judge, core: FollowedMatch) -> None:
     core.observer.matchEnded(f"{core.peerNick} gave up (MSG10): you win the series")
     core.close()
 
 
-def peerLeft(inputs: Match, core: MatchCore) -> None:
+def peerLeft(inputs: Judge, core: FollowedMatch) -> None:
     core.observer.matchEnded(f"{core.peerNick} left (MSG03) in the middle of the match")
     core.close()
 
 
-def connectionLost(inputs: Match, core: MatchCore, reason: str) -> None:
+def connectionLost(inputs: Judge, core: FollowedMatch, reason: str) -> None:
     core.observer.matchEnded(f"the connection to {core.peerNick} was lost: {reason}")
 
 
-def localQuit(inputs: Match, core: MatchCore) -> None:
+def localQuit(inputs: Judge, core: FollowedMatch) -> None:
     core.giveUp("you gave up the series (MSG10 sent)")
 
 
 # -- what the peer did, and how it is followed -----------------------------------------
 
 
-def ignoreInviterStart(core: MatchCore, who: int) -> None:
+def ignoreInviterStart(core: FollowedMatch, who: int) -> None:
     core.log.info("{peer} sent MSG07 {who} although it invited us; ignored", peer=core.peerNick, who=who)
     core.observer.notice(
         f"{core.peerNick} sent a MSG07 of its own although it invited us (text MSG07: the invitee sends it;"
@@ -71,15 +143,15 @@ def ignoreInviterStart(core: MatchCore, who: int) -> None:
     )
 
 
-def ignoreStartBetweenGames(core: MatchCore, who: int) -> None:
+def ignoreStartBetweenGames(core: FollowedMatch, who: int) -> None:
     core.observer.notice(f"{core.peerNick} sent MSG07 {who} between games (text MSG07: once, at the start); ignored")
 
 
-def notYourTurn(core: MatchCore) -> None:
+def notYourTurn(core: FollowedMatch) -> None:
     core.observer.notice(f"not your turn: waiting for {core.peerNick}")
 
 
-def strayNewGame(core: MatchCore) -> None:
+def strayNewGame(core: FollowedMatch) -> None:
     n = core.series.gameNumber
     core.log.info("{peer} sent MSG09 in the middle of game {n}; ignored", peer=core.peerNick, n=n)
     core.observer.notice(
@@ -88,7 +160,7 @@ def strayNewGame(core: MatchCore) -> None:
     )
 
 
-def followTheirStart(core: MatchCore, what: str) -> None:
+def followTheirStart(core: FollowedMatch, what: str) -> None:
     """The peer started a game that was ours to start; it becomes its game."""
     core.series.peerStartsAnyway = True
     core.observer.notice(
@@ -98,7 +170,7 @@ def followTheirStart(core: MatchCore, what: str) -> None:
     core.restartGame(iStart=False)
 
 
-def voidAndFollow(inputs: Match, core: MatchCore) -> None:
+def voidAndFollow(inputs: Judge, core: FollowedMatch) -> None:
     """A MSG09 in the middle of a game: the peer has finished a game we are still playing.
 
     The original program loses a move that reaches it while its result
@@ -122,7 +194,7 @@ def voidAndFollow(inputs: Match, core: MatchCore) -> None:
     inputs._theirTurn()
 
 
-def newGameAfterOurFirstMove(core: MatchCore) -> None:
+def newGameAfterOurFirstMove(core: FollowedMatch) -> None:
     """A MSG09 when only our first move of a game after the first is on the board: crossed, or lost."""
     series = core.series
     n = series.gameNumber
@@ -147,7 +219,7 @@ def newGameAfterOurFirstMove(core: MatchCore) -> None:
     core.restartGame(iStart=False)
 
 
-def playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
+def playTheirs(inputs: Judge, core: FollowedMatch, position: int) -> None:
     """The peer's move, after putting right our first move if it shows that one was lost."""
     if core.series.firstMoveLost(position):
         core.series.peerStartsAnyway = True
@@ -164,7 +236,7 @@ def playTheirs(inputs: Match, core: MatchCore, position: int) -> None:
     core.decideAfterMove(inputs)
 
 
-def replyUnanswered(core: MatchCore) -> None:
+def replyUnanswered(core: FollowedMatch) -> None:
     """20 s without an answer to our reply to the peer's first move of a game after one it ended."""
     peer, position = core.peerNick, core.series.moves[-1][0]
     core.log.warn("no answer from {peer} to our reply to its first move for 20 s", peer=peer)
@@ -178,7 +250,7 @@ def replyUnanswered(core: MatchCore) -> None:
     )
 
 
-def restartOrBreak(inputs: Match, core: MatchCore, who: int) -> None:
+def restartOrBreak(inputs: Judge, core: FollowedMatch, who: int) -> None:
     """Inviter: a further MSG07. Follow it while game 1 is untouched, else the match ends."""
     if core.series.gameNumber == 1 and core.series.untouched():
         core.observer.notice(

@@ -11,9 +11,10 @@ buffer, whatever the game does.
 
 from __future__ import annotations
 
+import typing
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from twisted.internet.interfaces import IPushProducer
 from twisted.logger import Logger
@@ -22,7 +23,7 @@ from zope.interface import implementer
 log = Logger(namespace="velhanet.web")
 
 
-class Request(Protocol):
+class Request(typing.Protocol):
     """What a L{Stream} needs of a C{twisted.web} request."""
 
     def write(self, data: bytes) -> None: ...
