@@ -8,15 +8,15 @@ import chess
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.gambit.session import SessionMachine
-from velhanet.gambit.sessioncore import (
+from velhanet.gambit.session import (
     DRAW_ACK,
     END_GRACE,
     ERROR_GRACE,
     JOIN_TIMEOUT,
     RESIGN_GRACE,
-    Client,
-    ClientCore,
+    Session,
+    SessionCore,
+    SessionMachine,
     runCommand,
 )
 from velhanet.gambit.wire import Cmd, Message
@@ -42,10 +42,10 @@ class Screen:
 class SessionMachineTests(SynchronousTestCase):
     """Every state reached through the inputs, every refusal, every way out, and no timer left behind."""
 
-    def machine(self, gameId: str | None = None, bot: random.Random | None = None) -> tuple[Client, ClientCore]:
+    def machine(self, gameId: str | None = None, bot: random.Random | None = None) -> tuple[Session, SessionCore]:
         self.clock, self.screen = Clock(), Screen()
         screen = self.screen
-        core = ClientCore(
+        core = SessionCore(
             "alice" if gameId is None else "bob",
             gameId,
             send=lambda message: screen.sent.append(message),
@@ -57,7 +57,7 @@ class SessionMachineTests(SynchronousTestCase):
         )
         return SessionMachine(core), core
 
-    def reach(self, state: str, bot: random.Random | None = None) -> tuple[Client, ClientCore]:
+    def reach(self, state: str, bot: random.Random | None = None) -> tuple[Session, SessionCore]:
         """A machine driven to ``state`` through its inputs; what it said on the way is dropped."""
         joins = state in ("joining", "refused", "black", "ending", "resigned")
         machine, core = self.machine("e215" if joins else None, bot)
@@ -80,7 +80,7 @@ class SessionMachineTests(SynchronousTestCase):
         self.screen.taken()
         return machine, core
 
-    def assertOver(self, machine: Client, finished: list[int]) -> None:
+    def assertOver(self, machine: Session, finished: list[int]) -> None:
         """Finished once with these codes, no timer left, and nothing after it changes anything."""
         self.assertEqual(self.screen.finished, finished)
         self.assertEqual(self.clock.getDelayedCalls(), [])

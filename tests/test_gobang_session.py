@@ -7,8 +7,7 @@ import random
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.gobang.session import SessionMachine
-from velhanet.gobang.sessioncore import Client, GobangCore, renderBoard, runCommand
+from velhanet.gobang.session import Session, SessionCore, SessionMachine, renderBoard, runCommand
 from velhanet.gobang.wire import ClientOp, ServerOp
 
 BLACK, WHITE, KIBITZ = ClientOp.SIGNON_BLACK, ClientOp.SIGNON_WHITE, ClientOp.SIGNON_KIBITZ
@@ -17,13 +16,13 @@ BLACK, WHITE, KIBITZ = ClientOp.SIGNON_BLACK, ClientOp.SIGNON_WHITE, ClientOp.SI
 class SessionMachineTests(SynchronousTestCase):
     """Every state reached through the inputs, every refusal, every way out, and no timer left behind."""
 
-    def machine(self, role: int = BLACK, bot: random.Random | None = None) -> tuple[Client, GobangCore]:
+    def machine(self, role: int = BLACK, bot: random.Random | None = None) -> tuple[Session, SessionCore]:
         self.clock = Clock()
         self.sent: list[tuple[int, int, int]] = []
         self.said: list[str] = []
         self.finished: list[int] = []
         self.answers: list[None] = []
-        core = GobangCore(
+        core = SessionCore(
             role,
             lambda op, x, y: self.sent.append((op, x, y)),
             self.said.append,
@@ -35,7 +34,7 @@ class SessionMachineTests(SynchronousTestCase):
         )
         return SessionMachine(core), core
 
-    def reach(self, state: str, role: int = BLACK, bot: random.Random | None = None) -> tuple[Client, GobangCore]:
+    def reach(self, state: str, role: int = BLACK, bot: random.Random | None = None) -> tuple[Session, SessionCore]:
         """A machine driven to ``state`` on a 9x9 board through its inputs; what it said is dropped."""
         machine, core = self.machine(role, bot)
         if state != "signingOn":
@@ -49,7 +48,7 @@ class SessionMachineTests(SynchronousTestCase):
         self.said.clear()
         return machine, core
 
-    def assertOver(self, machine: Client, finished: list[int]) -> None:
+    def assertOver(self, machine: Session, finished: list[int]) -> None:
         """Finished once with these codes, no timer left, and nothing after it is heard or said."""
         self.assertEqual(self.finished, finished)
         self.assertEqual(self.clock.getDelayedCalls(), [])

@@ -15,55 +15,353 @@ board is due from the first answer (the board size) on.
 
 L{GobangSession} is what ``gobang-client`` runs between the FIFOs and the
 terminal; the command line and the FIFOs themselves are in
-L{velhanet.gobang.client}, the inputs, core and shared steps in
-L{velhanet.gobang.sessioncore}.
+L{velhanet.gobang.client}.
 """
 
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Concatenate, ParamSpec
 
 from automat import TypeMachine, TypeMachineBuilder
-from twisted.internet.interfaces import IReactorTime
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
-from velhanet.gobang.sessioncore import (
-    ANSWER_TIMEOUT,
-    SERVER,
-    Asked,
-    Client,
-    GobangCore,
-    ask,
-    checkTurn,
-    drawBoard,
-    gameOver,
-    moveAsked,
-    moveRefused,
-    notAsked,
-    placeStone,
-    renderBoard,
-    runCommand,
-    signedOff,
-    sizeGiven,
-    stonePlayed,
-    stoneRemoved,
-    unknownWord,
-)
+from velhanet.bots.gobang import GobangBot
+from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
+from velhanet.games.kinarow import KInARowRules, Place, gobangRules, winningLine
 from velhanet.gobang.wire import ClientOp, ServerOp, ServerWord
 from velhanet.indexedmachine import indexed
 
-__all__ = ["ANSWER_TIMEOUT", "SERVER", "GobangSession", "SessionMachine", "renderBoard"]
+ANSWER_TIMEOUT = 5.0
+SERVER = "server"
+"""The peer a client traces: it has only one."""
+SYMBOLS = ("X", "O")
+COLOURS = ("black", "white")
+LEGEND = "X = black, O = white"
+
+
+def renderBoard(size: int, stones: dict[tuple[int, int], int]) -> str:
+    """x = column 1..size left to right, y = row 1..size top to bottom; black X, white O (the legend
+    ends the header line)."""
+    width = 3 if size >= 10 else 2
+    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1)) + f"   {LEGEND}"]
+    for y in range(1, size + 1):
+        cells = "".join(f"{SYMBOLS[stones[(x, y)]] if (x, y) in stones else '.':>{width}}" for x in range(1, size + 1))
+        lines.append(f"{y:>3}{cells}")
+    return "\n".join(lines)
+
+
+def rulesFor(size: int) -> KInARowRules:
+    """Tic-tac-toe on 3x3 (the server's --game tictactoe), else gobang."""
+    return KInARowRules("tictactoe", 3, 3, 3) if size == 3 else gobangRules(size)
+
+
+def gameName(size: int) -> str:
+    return "tic-tac-toe" if size == 3 else "gobang"
+
+
+def hasLine(size: int, stones: dict[tuple[int, int], int], colour: int) -> bool:
+    """Does ``colour`` have a winning line on the board (five or more; three in tic-tac-toe)?"""
+    rules = rulesFor(size)
+    cells = bytearray(size * size)
+    for (x, y), owner in stones.items():
+        cells[(y - 1) * size + x - 1] = owner + 1
+    return any(
+        winningLine(cells, size, size, rules.k, x - 1, y - 1) for (x, y), owner in stones.items() if owner == colour
+    )
+
+
+class Session(typing.Protocol):
+    """The inputs: the server's words, what the player typed (or the bot chose), and the machine's own."""
+
+    def boardSize(self, size: int) -> None:
+        "Opcode 7: the board's size (the server's first answer to a signon)."
+
+    def stone(self, colour: int, x: int, y: int) -> None:
+        "Opcodes 5 and 6: a stone of ``colour`` (0 black, 1 white) at x y; 0 0 is a pass."
+
+    def removed(self, x: int, y: int) -> None:
+        "Opcode 4: the stone at x y is taken off the board."
+
+    def yourMove(self) -> None:
+        "Opcode 8: the server asks us for a move."
+
+    def illegal(self, x: int, y: int) -> None:
+        "Opcode 9: the server refused the move x y."
+
+    def result(self, opcode: int) -> None:
+        "Opcodes 0 to 3: the game is over (a draw, black wins, white wins, aborted)."
+
+    def unknown(self, description: str) -> None:
+        "A word with an opcode the server never sends to a client."
+
+    def endOfRead(self) -> None:
+        "Everything one read of the FIFO brought has been handled."
+
+    def place(self, x: int, y: int) -> None:
+        "Our move: a stone at x y, or 0 0 to pass (typed and checked, or chosen by the bot)."
+
+    def resign(self) -> None:
+        "'resign'."
+
+    def mistyped(self, why: str) -> None:
+        "A line that is not a move we can send: ``why`` says what a move looks like."
+
+    def signoff(self) -> None:
+        "'quit', the terminal closed, or the client stops."
+
+    def _asked(self) -> None:
+        "private: the server asked a player (not a kibitzer) for a move."
+
+    def _taken(self) -> None:
+        "private: a stone of ours arrived that we did not play: the request is answered already."
+
+    def _botMove(self) -> None:
+        "private: the bot's delay is over."
+
+
+@dataclass
+class SessionCore:
+    role: int
+    """ClientOp.SIGNON_BLACK, SIGNON_WHITE or SIGNON_KIBITZ."""
+    sendWord: Callable[[int, int, int], None]
+    say: Callable[[str], None]
+    finish: Callable[[int], None]
+    clock: IReactorTime
+    bot: random.Random | None = None
+    botDelay: float = 0.2
+    onFirstAnswer: Callable[[], None] = lambda: None
+    size: int = 0
+    stones: dict[tuple[int, int], int] = field(default_factory=dict)
+    lastMove: tuple[int, int] | None = None
+    """Our move that the server has not answered yet (a stone of ours, or opcode 9)."""
+    turn: int = 0
+    """The colour to move, as the stones the server announced say (black first)."""
+    boardDue: bool = False
+    """The board changed (or was never drawn) since it was last drawn: the screen's, not the game's."""
+
+    @property
+    def colour(self) -> int | None:
+        return {ClientOp.SIGNON_BLACK: 0, ClientOp.SIGNON_WHITE: 1}.get(ClientOp(self.role))
+
+    def allowPass(self) -> bool:
+        """Whether the game allows a pass; before the board size arrives, as gobang does (no crash
+        on a request that comes first)."""
+        return rulesFor(self.size).allowPass if self.size else True
+
+    def showBoard(self) -> None:
+        """Draw the board if it changed since it was last drawn."""
+        if self.boardDue and self.size:
+            self.boardDue = False
+            self.say(renderBoard(self.size, self.stones))
+
+    def tell(self, text: str) -> None:
+        """Say something after drawing the board as the stones so far left it."""
+        self.showBoard()
+        self.say(text)
+
+    def why(self, x: int, y: int) -> str:
+        """Our best guess why the server refused our move x y."""
+        if x == 0 and y == 0:
+            if not self.allowPass():
+                return f"passing is not allowed in {gameName(self.size)}."
+            return "the server refused the pass."
+        if (x, y) in self.stones:
+            return "that point is taken."
+        if not (1 <= x <= self.size and 1 <= y <= self.size):
+            return f"off the board (1 to {self.size})."
+        return "the server refused it."
+
+    def play(self, x: int, y: int) -> None:
+        self.lastMove = (x, y)
+        self.sendWord(ClientOp.MOVE, x, y)
+
+    def botChoice(self) -> tuple[int, int]:
+        """The bot's move, 1-based; 0 0 passes (also when it cannot choose: the server decides what is legal)."""
+        assert self.bot is not None
+        rules = rulesFor(self.size)
+        seed = self.bot.randrange(1 << 30)
+        bot = PerfectBot(seed) if self.size * self.size <= SEARCH_LIMIT else GobangBot(seed)
+        try:
+            state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.turn)
+            move = bot.chooseMove(state)
+        except Exception as error:  # never fall silent
+            self.tell(f"The bot cannot choose a move ({error}); passing.")
+            return 0, 0
+        return (move.x + 1, move.y + 1) if isinstance(move, Place) else (0, 0)
+
+
+@dataclass
+class Asked:
+    """``asked``: the server waits for our move; the bot's pending move, if a bot plays."""
+
+    timer: IDelayedCall | None
+
+    def stop(self) -> None:
+        if self.timer is not None and self.timer.active():
+            self.timer.cancel()
+        self.timer = None
+
+
+def ask(inputs: Session, core: SessionCore) -> Asked:
+    """Entering ``asked``: the bot's move is armed, or the player is asked for one."""
+    if core.bot is not None:
+        return Asked(core.clock.callLater(core.botDelay, inputs._botMove))
+    core.tell("Your move (x y, pass, resign):" if core.allowPass() else "Your move (x y, resign):")
+    return Asked(None)
+
+
+def runCommand(inputs: Session, core: SessionCore, line: str) -> None:
+    """One line the player typed: checked against the board, then an input of the machine."""
+    words = line.split()
+    if not words:
+        return
+    if words[0] in ("quit", "exit"):
+        inputs.signoff()
+    elif words[0] == "pass":
+        if core.allowPass():
+            inputs.place(0, 0)
+        else:
+            inputs.mistyped(f"Passing is not allowed in {gameName(core.size)}; type 'x y' or 'resign'.")
+    elif words[0] == "resign":
+        inputs.resign()
+    elif len(words) == 2 and all(w.isdigit() for w in words):
+        x, y = int(words[0]), int(words[1])
+        if not (1 <= x <= core.size and 1 <= y <= core.size):
+            inputs.mistyped(f"x and y go from 1 to {core.size}.")
+        elif (x, y) in core.stones:
+            inputs.mistyped("That point is taken.")
+        else:
+            inputs.place(x, y)
+    else:
+        passing = " or 'pass'," if core.allowPass() else ""
+        inputs.mistyped(f"Type two numbers 'x y',{passing} or 'resign'.")
+
+
+# -- the server's words, as every state before the end hears them -----------------------
+
+
+def sizeGiven(inputs: Session, core: SessionCore, size: int) -> None:
+    if core.size:
+        core.tell(f"The server sent the board size again ({size}); ignored.")
+        return
+    core.size = size
+    core.say(f"Connection established, board size = {size}.")
+    core.boardDue = True
+    if core.colour is not None:
+        core.tell("Waiting for your partner to sign on ...")
+
+
+def placeStone(core: SessionCore, colour: int, x: int, y: int, asked: bool) -> bool:
+    """A stone the server announced; whether it is one of ours that we did not play (a forged word)."""
+    forged = colour == core.colour and core.lastMove != (x, y)
+    if forged:
+        if core.lastMove is not None:
+            ours = f"not our {core.lastMove[0]} {core.lastMove[1]}: our move will be refused as out of turn"
+        elif asked:
+            ours = "before we moved: we wait for the next request"
+        else:
+            ours = "unasked"
+        core.tell(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
+    if colour == core.colour:
+        core.lastMove = None
+    core.turn = 1 - colour
+    if x == 0 and y == 0:
+        core.say(f"{COLOURS[colour].capitalize()} passes.")
+    else:
+        core.stones[(x, y)] = colour
+        core.boardDue = True
+        core.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.")
+    return forged
+
+
+def stonePlayed(inputs: Session, core: SessionCore, colour: int, x: int, y: int) -> None:
+    placeStone(core, colour, x, y, asked=False)
+
+
+def stoneRemoved(inputs: Session, core: SessionCore, x: int, y: int) -> None:
+    core.stones.pop((x, y), None)
+    core.boardDue = True
+
+
+def checkTurn(core: SessionCore) -> None:
+    """Opcode 8 for a player: a request for the other colour is reported, and the game goes on as the server says."""
+    assert core.colour is not None
+    if core.turn != core.colour:
+        core.tell(
+            f"The server asks us to move for {COLOURS[core.turn]}, not {COLOURS[core.colour]} "
+            "(a signon forged in our name?); playing on as the server says."
+        )
+
+
+def moveAsked(inputs: Session, core: SessionCore) -> None:
+    if core.colour is None:
+        core.tell("The server asks a kibitzer to move; ignored.")
+        return
+    checkTurn(core)
+    inputs._asked()
+
+
+def moveRefused(inputs: Session, core: SessionCore, x: int, y: int) -> None:
+    if core.lastMove != (x, y):
+        core.tell(f"The server refused a move {x} {y} that we did not send: somebody writes words in our name.")
+    else:
+        core.lastMove = None
+        core.tell(f"Illegal move {x} {y}: {core.why(x, y)}")
+
+
+def unknownWord(inputs: Session, core: SessionCore, description: str) -> None:
+    core.tell(f"Unknown answer from the server ({description}); ignored.")
+
+
+def drawBoard(inputs: Session, core: SessionCore) -> None:
+    core.showBoard()
+
+
+def notAsked(inputs: Session, core: SessionCore, *typed: object, **named: object) -> None:
+    """Whatever was typed: it is not our move (or we only watch)."""
+    if core.colour is None:
+        core.say("You are watching; type 'quit' to leave.")
+    else:
+        core.say("Wait until the server asks for your move.")
+
+
+def gameOver(core: SessionCore, opcode: int, resigned: bool) -> None:
+    text = {
+        ServerOp.DRAW: "The game is a draw.",
+        ServerOp.BLACK_WINS: "Black wins.",
+        ServerOp.WHITE_WINS: "White wins.",
+        ServerOp.ABORTED: "The game ended unexpectedly (a player left or the server stopped).",
+    }[ServerOp(opcode)]
+    if opcode in (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS):
+        winner = opcode - ServerOp.BLACK_WINS
+        if resigned:
+            text = f"You resigned. {text}"
+        elif core.size and not hasLine(core.size, core.stones, winner):  # no line: the loser resigned
+            text = f"{COLOURS[1 - winner].capitalize()} resigned. {text}"
+    core.tell(text)
+    core.say("Game over!")
+    core.finish(3 if opcode == ServerOp.ABORTED else 0)
+
+
+def signedOff(core: SessionCore) -> None:
+    core.sendWord(ClientOp.SIGNOFF, 0, 0)
+    core.say("Signed off.")
+    core.finish(3)
+
 
 P = ParamSpec("P")
 
 
 def _firstAnswer(
-    behaviour: Callable[Concatenate[Client, GobangCore, P], None],
-) -> Callable[Concatenate[Client, GobangCore, P], None]:
+    behaviour: Callable[Concatenate[Session, SessionCore, P], None],
+) -> Callable[Concatenate[Session, SessionCore, P], None]:
     """``behaviour``, after telling the client the server answered (it stops waiting for an answer)."""
 
-    def answered(inputs: Client, core: GobangCore, *args: P.args, **kwargs: P.kwargs) -> None:
+    def answered(inputs: Session, core: SessionCore, *args: P.args, **kwargs: P.kwargs) -> None:
         core.onFirstAnswer()
         behaviour(inputs, core, *args, **kwargs)
 
@@ -71,118 +369,118 @@ def _firstAnswer(
     return answered
 
 
-def _buildSession() -> TypeMachine[Client, GobangCore]:
-    builder = TypeMachineBuilder(Client, GobangCore)
+def _buildSession() -> TypeMachine[Session, SessionCore]:
+    builder = TypeMachineBuilder(Session, SessionCore)
     signingOn = builder.state("signingOn")
     waiting = builder.state("waiting")
     asked = builder.state("asked", ask)
     resigned = builder.state("resigned")
     over = builder.state("over")
 
-    def ended(inputs: Client, core: GobangCore, opcode: int) -> None:
+    def ended(inputs: Session, core: SessionCore, opcode: int) -> None:
         gameOver(core, opcode, resigned=False)
 
-    def signoff(inputs: Client, core: GobangCore) -> None:
+    def signoff(inputs: Session, core: SessionCore) -> None:
         signedOff(core)
 
     # -- before the first answer -----------------------------------------------------
-    signingOn.upon(Client.boardSize).to(waiting)(_firstAnswer(sizeGiven))
-    signingOn.upon(Client.stone).to(waiting)(_firstAnswer(stonePlayed))
-    signingOn.upon(Client.removed).to(waiting)(_firstAnswer(stoneRemoved))
-    signingOn.upon(Client.yourMove).to(waiting)(_firstAnswer(moveAsked))
-    signingOn.upon(Client.illegal).to(waiting)(_firstAnswer(moveRefused))
-    signingOn.upon(Client.unknown).to(waiting)(_firstAnswer(unknownWord))
-    signingOn.upon(Client.result).to(over)(_firstAnswer(ended))
-    signingOn.upon(Client.endOfRead).loop().returns(None)
+    signingOn.upon(Session.boardSize).to(waiting)(_firstAnswer(sizeGiven))
+    signingOn.upon(Session.stone).to(waiting)(_firstAnswer(stonePlayed))
+    signingOn.upon(Session.removed).to(waiting)(_firstAnswer(stoneRemoved))
+    signingOn.upon(Session.yourMove).to(waiting)(_firstAnswer(moveAsked))
+    signingOn.upon(Session.illegal).to(waiting)(_firstAnswer(moveRefused))
+    signingOn.upon(Session.unknown).to(waiting)(_firstAnswer(unknownWord))
+    signingOn.upon(Session.result).to(over)(_firstAnswer(ended))
+    signingOn.upon(Session.endOfRead).loop().returns(None)
 
     # -- the game goes on: what every state before the end hears alike ---------------
     for plain in (waiting, resigned):
-        plain.upon(Client.boardSize).loop()(sizeGiven)
-        plain.upon(Client.stone).loop()(stonePlayed)
-        plain.upon(Client.removed).loop()(stoneRemoved)
-        plain.upon(Client.yourMove).loop()(moveAsked)
-        plain.upon(Client.illegal).loop()(moveRefused)
-        plain.upon(Client.unknown).loop()(unknownWord)
-        plain.upon(Client.endOfRead).loop()(drawBoard)
-        plain.upon(Client._asked).to(asked).returns(None)
-    asked.upon(Client.boardSize, nodata=True).loop()(sizeGiven)
-    asked.upon(Client.removed, nodata=True).loop()(stoneRemoved)
-    asked.upon(Client.illegal, nodata=True).loop()(moveRefused)
-    asked.upon(Client.unknown, nodata=True).loop()(unknownWord)
-    asked.upon(Client.endOfRead, nodata=True).loop()(drawBoard)
+        plain.upon(Session.boardSize).loop()(sizeGiven)
+        plain.upon(Session.stone).loop()(stonePlayed)
+        plain.upon(Session.removed).loop()(stoneRemoved)
+        plain.upon(Session.yourMove).loop()(moveAsked)
+        plain.upon(Session.illegal).loop()(moveRefused)
+        plain.upon(Session.unknown).loop()(unknownWord)
+        plain.upon(Session.endOfRead).loop()(drawBoard)
+        plain.upon(Session._asked).to(asked).returns(None)
+    asked.upon(Session.boardSize, nodata=True).loop()(sizeGiven)
+    asked.upon(Session.removed, nodata=True).loop()(stoneRemoved)
+    asked.upon(Session.illegal, nodata=True).loop()(moveRefused)
+    asked.upon(Session.unknown, nodata=True).loop()(unknownWord)
+    asked.upon(Session.endOfRead, nodata=True).loop()(drawBoard)
 
     for plain in (signingOn, waiting, resigned):
-        plain.upon(Client.place).loop()(notAsked)
-        plain.upon(Client.resign).loop()(notAsked)
-        plain.upon(Client.mistyped).loop()(notAsked)
-        plain.upon(Client.signoff).to(over)(signoff)
-    waiting.upon(Client.result).to(over)(ended)
+        plain.upon(Session.place).loop()(notAsked)
+        plain.upon(Session.resign).loop()(notAsked)
+        plain.upon(Session.mistyped).loop()(notAsked)
+        plain.upon(Session.signoff).to(over)(signoff)
+    waiting.upon(Session.result).to(over)(ended)
 
     # -- our move --------------------------------------------------------------------
-    @asked.upon(Client.stone).loop()
-    def stoneWhileAsked(inputs: Client, core: GobangCore, pending: Asked, colour: int, x: int, y: int) -> None:
+    @asked.upon(Session.stone).loop()
+    def stoneWhileAsked(inputs: Session, core: SessionCore, pending: Asked, colour: int, x: int, y: int) -> None:
         if placeStone(core, colour, x, y, asked=True):
             inputs._taken()  # that request is answered: a move now would be out of turn
 
-    @asked.upon(Client._taken).to(waiting)
-    def requestTaken(inputs: Client, core: GobangCore, pending: Asked) -> None:
+    @asked.upon(Session._taken).to(waiting)
+    def requestTaken(inputs: Session, core: SessionCore, pending: Asked) -> None:
         pending.stop()
 
-    @asked.upon(Client.yourMove).loop()
-    def askedAgain(inputs: Client, core: GobangCore, pending: Asked) -> None:
+    @asked.upon(Session.yourMove).loop()
+    def askedAgain(inputs: Session, core: SessionCore, pending: Asked) -> None:
         """One request, one answer: a repeated request (opcode 9 then 8 for a move forged in our
         name) replaces the pending one."""
         checkTurn(core)
         pending.stop()
         pending.timer = ask(inputs, core).timer
 
-    @asked.upon(Client.place).to(waiting)
-    def place(inputs: Client, core: GobangCore, pending: Asked, x: int, y: int) -> None:
+    @asked.upon(Session.place).to(waiting)
+    def place(inputs: Session, core: SessionCore, pending: Asked, x: int, y: int) -> None:
         pending.stop()
         core.play(x, y)
 
-    @asked.upon(Client._botMove).to(waiting)
-    def botMove(inputs: Client, core: GobangCore, pending: Asked) -> None:
+    @asked.upon(Session._botMove).to(waiting)
+    def botMove(inputs: Session, core: SessionCore, pending: Asked) -> None:
         pending.timer = None
         core.play(*core.botChoice())
 
-    @asked.upon(Client.mistyped).loop()
-    def mistyped(inputs: Client, core: GobangCore, pending: Asked, why: str) -> None:
+    @asked.upon(Session.mistyped).loop()
+    def mistyped(inputs: Session, core: SessionCore, pending: Asked, why: str) -> None:
         core.say(why)
 
-    @asked.upon(Client.resign).to(resigned)
-    def resign(inputs: Client, core: GobangCore, pending: Asked) -> None:
+    @asked.upon(Session.resign).to(resigned)
+    def resign(inputs: Session, core: SessionCore, pending: Asked) -> None:
         pending.stop()
         core.sendWord(ClientOp.RESIGN, 0, 0)
 
-    @asked.upon(Client.result).to(over)
-    def endedWhileAsked(inputs: Client, core: GobangCore, pending: Asked, opcode: int) -> None:
+    @asked.upon(Session.result).to(over)
+    def endedWhileAsked(inputs: Session, core: SessionCore, pending: Asked, opcode: int) -> None:
         pending.stop()
         gameOver(core, opcode, resigned=False)
 
-    @asked.upon(Client.signoff).to(over)
-    def signoffWhileAsked(inputs: Client, core: GobangCore, pending: Asked) -> None:
+    @asked.upon(Session.signoff).to(over)
+    def signoffWhileAsked(inputs: Session, core: SessionCore, pending: Asked) -> None:
         pending.stop()
         signedOff(core)
 
     # -- the end ---------------------------------------------------------------------
-    @resigned.upon(Client.result).to(over)
-    def endedAfterResigning(inputs: Client, core: GobangCore, opcode: int) -> None:
+    @resigned.upon(Session.result).to(over)
+    def endedAfterResigning(inputs: Session, core: SessionCore, opcode: int) -> None:
         gameOver(core, opcode, resigned=True)
 
     for late in (
-        Client.boardSize,
-        Client.stone,
-        Client.removed,
-        Client.yourMove,
-        Client.illegal,
-        Client.result,
-        Client.unknown,
-        Client.endOfRead,
-        Client.place,
-        Client.resign,
-        Client.mistyped,
-        Client.signoff,
+        Session.boardSize,
+        Session.stone,
+        Session.removed,
+        Session.yourMove,
+        Session.illegal,
+        Session.result,
+        Session.unknown,
+        Session.endOfRead,
+        Session.place,
+        Session.resign,
+        Session.mistyped,
+        Session.signoff,
     ):
         over.upon(late).loop().returns(None)
 
@@ -208,7 +506,7 @@ class GobangSession:
     ) -> None:
         self.role = role  # ClientOp.SIGNON_BLACK / WHITE / KIBITZ
         self.sendWord, self.say, self.finish, self.clock = sendWord, say, finish, clock
-        self.core = GobangCore(role, sendWord, say, finish, clock, bot, botDelay, onFirstAnswer)
+        self.core = SessionCore(role, sendWord, say, finish, clock, bot, botDelay, onFirstAnswer)
         self.machine = SessionMachine(self.core)
 
     @property
