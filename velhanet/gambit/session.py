@@ -172,7 +172,9 @@ class Timed:
 
 
 @dataclass
-class Waiting(Timed):
+class Pending(Timed):
+    """``joining`` and ``resigned``: only the timer."""
+
     timer: IDelayedCall | None
 
 
@@ -350,8 +352,8 @@ def moveRefused(inputs: Session, core: SessionCore, turns: Turns, text: str) -> 
 # -- the data factories: each waiting state arms its timer on entry ---------------------
 
 
-def armJoin(inputs: Session, core: SessionCore) -> Waiting:
-    return Waiting(core.clock.callLater(JOIN_TIMEOUT, inputs._joinTimedOut))
+def armJoin(inputs: Session, core: SessionCore) -> Pending:
+    return Pending(core.clock.callLater(JOIN_TIMEOUT, inputs._joinTimedOut))
 
 
 def armRefusal(inputs: Session, core: SessionCore, text: str) -> Refusal:
@@ -367,8 +369,8 @@ def armEnd(inputs: Session, core: SessionCore, verdict: str) -> Ending:
     return Ending(verdict, core.clock.callLater(END_GRACE, inputs._graceOver))
 
 
-def armResign(inputs: Session, core: SessionCore) -> Waiting:
-    return Waiting(core.clock.callLater(RESIGN_GRACE, inputs._resignDone))
+def armResign(inputs: Session, core: SessionCore) -> Pending:
+    return Pending(core.clock.callLater(RESIGN_GRACE, inputs._resignDone))
 
 
 def _buildSession() -> TypeMachine[Session, SessionCore]:
@@ -472,17 +474,17 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
         start(inputs, core, args)
 
     @joining.upon(Session.ok).to(playing)
-    def joined(inputs: Session, core: SessionCore, pending: Waiting, args: str) -> None:
+    def joined(inputs: Session, core: SessionCore, pending: Pending, args: str) -> None:
         pending.stop()
         start(inputs, core, args)
 
     @joining.upon(Session.error).to(refused)
-    def joinRefused(inputs: Session, core: SessionCore, pending: Waiting, text: str) -> None:
+    def joinRefused(inputs: Session, core: SessionCore, pending: Pending, text: str) -> None:
         """Final unless an OK follows: the original server joins a same-name player after its ERROR."""
         pending.stop()
 
     @joining.upon(Session._joinTimedOut).to(over)
-    def joinTimedOut(inputs: Session, core: SessionCore, pending: Waiting) -> None:
+    def joinTimedOut(inputs: Session, core: SessionCore, pending: Pending) -> None:
         core.say(f"No answer to JOIN {core.gameId} within {JOIN_TIMEOUT:g} s: is the id right?")
         core.finish(1)
 
@@ -567,7 +569,7 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
         core.finish(0)
 
     @resigned.upon(Session._resignDone).to(over)
-    def resignDone(inputs: Session, core: SessionCore, pending: Waiting) -> None:
+    def resignDone(inputs: Session, core: SessionCore, pending: Pending) -> None:
         core.finish(0)
 
     def ended(inputs: Session, core: SessionCore, text: str) -> None:
