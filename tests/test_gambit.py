@@ -652,7 +652,6 @@ class Table:
 
         def finish(code: int) -> None:
             self.finished.setdefault(user, code)
-            session.phase = "over"
 
         session = ClientSession(
             user,

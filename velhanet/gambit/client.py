@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.interfaces import IReactorTime
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.stdio import StandardIO
 from twisted.python.failure import Failure
@@ -78,9 +79,7 @@ class GambitClientProtocol(Protocol):
             self.session.received(item)
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
-        if self.session.phase != "over":
-            self.session.say(f"Connection to the server closed: {reason.getErrorMessage()}")
-            self.session.finish(0 if self.session.phase == "playing" else 1)
+        self.session.connectionLost(reason.getErrorMessage())
         self.onClosed()
 
 
@@ -143,7 +142,6 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         if exitCode:
             return
         exitCode.append(code)
-        session.phase = "over"
         transport = protocolHolder[0].transport if protocolHolder else None
         if transport is None:
             closed()
@@ -156,7 +154,7 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         send=lambda message: protocolHolder[0].send(message),
         say=say,
         finish=finish,
-        clock=reactor,  # type: ignore[arg-type]
+        clock=IReactorTime(reactor),
         bot=random.Random(arguments.seed) if arguments.bot else None,
         botDelay=arguments.bot_delay,
         serverOptions=serverOptions(arguments),

@@ -1,40 +1,38 @@
-"""The Gambit client's logic: a game as the player sees it, between a connection and a screen.
+"""The Gambit client's logic: a game as the player sees it, an automat machine between a connection and a screen.
 
-L{ClientSession} knows no socket and no terminal: it is given ``send``,
-``say``, ``finish`` and a clock, so tests drive it in memory against either
-server (``client.py`` wires it to TCP and standard input).
+States: ``connecting`` → ``creating`` → ``waiting`` (White, for an opponent),
+or ``connecting`` → ``joining`` (→ ``refused``: an ERROR that an OK may still
+follow) → ``playing`` → ``ending`` (our board says the game is over: a short
+wait for the server's END) or ``resigned`` → ``over``. Each waiting state owns
+its timer as its data, so every way out of it cancels the timer; every call
+of ``finish`` leaves the machine ``over``, where nothing said can start
+anything again.
+
+L{ClientSession} is the machine's face for ``client.py``, which wires it to TCP
+and standard input; tests drive it in memory against either server, and the
+machine alone with recording fakes.
 """
 
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import chess
+from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
 from velhanet.bots.chess import chooseBotMove
+from velhanet.gambit.screen import HELP, renderBoard
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.games.chessgame import describeOutcome, gameOutcome, parseMove
 from velhanet.games.interfaces import IllegalMove
+from velhanet.indexedmachine import indexed
 
 JOIN_TIMEOUT = 10.0
 """The original server never answers a JOIN for an unknown id: give up after this long."""
-
-
-def renderBoard(board: chess.Board, colour: chess.Color) -> str:
-    rows = board.unicode(empty_square="·", orientation=colour).splitlines()
-    ranks = "87654321" if colour == chess.WHITE else "12345678"
-    files = "a b c d e f g h" if colour == chess.WHITE else "h g f e d c b a"
-    return "\n".join(f"{rank} {row}" for rank, row in zip(ranks, rows, strict=True)) + f"\n  {files}"
-
-
-HELP = """\
-moves: SAN (e4, Nf3, O-O, exd8=Q) or UCI (e2e4, e7e8q)
-  draw     offer a draw (or accept the opponent's offer)
-  resign   give up the game
-  board    show the board again
-  quit     leave (the server tells your opponent)"""
 
 END_GRACE = 2.0
 """Seconds to wait for the server's END once the board shows the game is over.
@@ -49,9 +47,576 @@ same-name JOIN with an ERROR and then joins the player anyway."""
 DRAW_ACK = 2.0
 """Seconds to wait for the server to confirm a draw offer (the original ignores cmd 6)."""
 
+RESIGN_GRACE = 0.3
+"""Seconds our resigning END has to leave before we close the connection."""
+
+
+class Session(typing.Protocol):
+    """The inputs: what the server said, what the player typed, and the machine's own timers."""
+
+    def create(self) -> None:
+        "The connection is up and no game id was given: CREATE a game."
+
+    def join(self) -> None:
+        "The connection is up: JOIN the game id given."
+
+    def ok(self, args: str) -> None:
+        "OK: our game's id, our opponent's name, or a confirmed draw offer."
+
+    def error(self, text: str) -> None:
+        "ERROR from the server."
+
+    def opponentMoved(self, args: str) -> None:
+        "MOVE from the server."
+
+    def drawOffered(self) -> None:
+        "DRAW from the server: the opponent offers a draw."
+
+    def ended(self, text: str) -> None:
+        "END from the server: the game is over."
+
+    def play(self, text: str) -> None:
+        "A move typed (or chosen by the bot)."
+
+    def offerDraw(self) -> None:
+        "'draw': offer one, or accept the opponent's."
+
+    def resign(self) -> None:
+        "'resign'."
+
+    def quit(self) -> None:
+        "'quit', or the terminal closed."
+
+    def scripted(self) -> None:
+        "A line of a standard input that is not a terminal is waiting, or that input ended."
+
+    def connectionLost(self, why: str) -> None:
+        "The connection to the server closed."
+
+    def phase(self) -> str:
+        "The step of the game, as a word (each state answers; ``ending`` and ``resigned`` say ``over``)."
+
+    def _prompt(self) -> None:
+        "private: the game has just started; ask for the first move if it is ours."
+
+    def _decided(self, verdict: str) -> None:
+        "private: our own board says the game is over."
+
+    def _botMove(self) -> None:
+        "private: the bot's delay is over."
+
+    def _drawUnconfirmed(self) -> None:
+        "private: the server did not confirm our draw offer in time."
+
+    def _joinTimedOut(self) -> None:
+        "private: nobody answered our JOIN."
+
+    def _refusalFinal(self) -> None:
+        "private: no OK followed the ERROR to our JOIN."
+
+    def _graceOver(self) -> None:
+        "private: no END followed the end our board saw."
+
+    def _resignDone(self) -> None:
+        "private: our resignation had time to leave."
+
+
+@dataclass
+class SessionCore:
+    user: str
+    gameId: str | None
+    send: Callable[[Message], None]
+    say: Callable[[str], None]
+    finish: Callable[[int], None]
+    clock: IReactorTime
+    bot: random.Random | None = None
+    botDelay: float = 0.5
+    serverOptions: str = ""
+    """``--host``/``--port`` as the user gave them, for the join hint."""
+    colour: chess.Color = chess.WHITE
+    opponent: str = ""
+    board: chess.Board = field(default_factory=chess.Board)
+    script: list[str] | None = None
+    """Lines from a standard input that is not a terminal: played when the client is ready."""
+    scriptEnded: bool = False
+    drawHintGiven: bool = False
+
+    def myTurn(self) -> bool:
+        """Whether the board waits for our move (asked in ``playing`` only)."""
+        return self.board.turn == self.colour and not self.board.is_game_over()
+
+    def show(self) -> None:
+        self.say(renderBoard(self.board, self.colour))
+
+    def moveUser(self) -> str:
+        """The ``User`` of what we send: our name, except as White against our own name.
+
+        The original server sends a MOVE to White when its ``User`` is Black's
+        name, else to Black: with both players named alike, White's moves
+        would come back to White. An empty ``User`` reaches Black.
+        """
+        if self.colour == chess.WHITE and self.opponent == self.user:
+            return ""
+        return self.user
+
+
+class Timed:
+    """The data of a state that owns a timer: every transition out of the state calls L{stop}."""
+
+    timer: IDelayedCall | None
+
+    def stop(self) -> None:
+        if self.timer is not None and self.timer.active():
+            self.timer.cancel()
+        self.timer = None
+
+
+@dataclass
+class Pending(Timed):
+    """``joining`` and ``resigned``: only the timer."""
+
+    timer: IDelayedCall | None
+
+
+@dataclass
+class Refusal(Timed):
+    text: str
+    timer: IDelayedCall | None
+
+
+@dataclass
+class Ending(Timed):
+    verdict: str
+    timer: IDelayedCall | None
+
+
+@dataclass
+class Turns(Timed):
+    """``playing``: what stands between the moves, and the game's two timers."""
+
+    timer: IDelayedCall | None = None
+    """The bot's next move."""
+    drawAck: IDelayedCall | None = None
+    """The server has this long to confirm our draw offer."""
+    lastSent: chess.Move | None = None
+    myOffer: bool = False
+    theirOffer: bool = False
+
+    def armBot(self, call: IDelayedCall) -> None:
+        """One pending bot move at most: a repeated prompt replaces the pending one."""
+        super().stop()
+        self.timer = call
+
+    def settleOffer(self) -> None:
+        self.myOffer = False
+        if self.drawAck is not None and self.drawAck.active():
+            self.drawAck.cancel()
+        self.drawAck = None
+
+    def stop(self) -> None:
+        super().stop()
+        self.settleOffer()
+
+
+def runCommand(inputs: Session, core: SessionCore, line: str) -> None:
+    """One line the player typed (or a script holds): a command or a move."""
+    word = line.strip()
+    if not word:
+        return
+    if word == "help":
+        core.say(HELP)
+    elif word == "board":
+        core.show()
+    elif word == "draw":
+        inputs.offerDraw()
+    elif word == "resign":
+        inputs.resign()
+    elif word in ("quit", "exit"):
+        inputs.quit()
+    else:
+        inputs.play(word)
+
+
+def _nextScripted(inputs: Session, core: SessionCore) -> None:
+    assert core.script is not None
+    if core.script:
+        runCommand(inputs, core, core.script.pop(0))
+    elif core.scriptEnded:
+        core.say("Standard input has ended and it is your move: leaving the game.")
+        inputs.quit()
+
+
+def prompt(inputs: Session, core: SessionCore, turns: Turns) -> None:
+    if not core.myTurn():
+        return
+    if core.bot is not None:
+        turns.armBot(core.clock.callLater(core.botDelay, inputs._botMove))
+    elif core.script is not None:
+        _nextScripted(inputs, core)
+    else:
+        core.say("Your move:")
+
+
+def start(inputs: Session, core: SessionCore, opponent: str) -> None:
+    core.opponent = opponent
+    if opponent == core.user:
+        core.say(f"Your opponent is also called {opponent}: your moves go out without a user name.")
+    if core.colour == chess.WHITE:
+        core.say(f"{opponent} joined your game {core.gameId}. You play White. Type 'help' for commands.")
+    else:
+        core.say(f"You joined {opponent}'s game {core.gameId}. You play Black. Type 'help' for commands.")
+    core.show()
+    inputs._prompt()  # queued: runs in ``playing``, which holds the bot's timer
+
+
+def playMove(inputs: Session, core: SessionCore, turns: Turns, text: str) -> None:
+    if not core.myTurn():
+        core.say("Not your turn.")
+        return
+    try:
+        move = parseMove(core.board, text, None)
+    except IllegalMove as error:
+        core.say(f"Illegal: {error}")
+        prompt(inputs, core, turns)
+        return
+    san = core.board.san(move)
+    core.board.push(move)
+    turns.lastSent = move
+    core.send(Message(Cmd.MOVE, core.moveUser(), f"{core.gameId}:{move.uci()}"))
+    core.say(f"You played {san}")
+    if turns.theirOffer:
+        turns.theirOffer = False
+        core.say(f"You played on: {core.opponent}'s draw offer is declined.")
+    core.show()
+    outcome = gameOutcome(core.board)
+    if outcome is not None:
+        core.say(describeOutcome(outcome))
+        inputs._decided(describeOutcome(outcome))
+
+
+def sayGameOver(core: SessionCore, text: str) -> None:
+    core.say(f"GAME OVER: {text or 'the game has ended'}")
+    core.finish(0)
+
+
+def sayLeft(core: SessionCore) -> None:
+    core.say("Leaving the game.")
+    core.finish(0)
+
+
+def sayLost(core: SessionCore, why: str, code: int) -> None:
+    core.say(f"Connection to the server closed: {why}")
+    core.finish(code)
+
+
+def theirMove(inputs: Session, core: SessionCore, turns: Turns, args: str) -> None:
+    if core.board.turn == core.colour:
+        core.say(f"Ignored a move from the server out of turn: {args!r}")
+        return
+    try:
+        move = parseMove(core.board, args, None)
+    except IllegalMove as error:
+        core.say(f"Ignored an unreadable move from {core.opponent}: {error}")
+        return
+    san = core.board.san(move)
+    core.board.push(move)
+    turns.lastSent = None
+    core.say(f"{core.opponent} played {san}")
+    if turns.myOffer:
+        turns.settleOffer()
+        core.say(f"{core.opponent} played on: your draw offer is declined.")
+    core.show()
+    if core.board.is_checkmate():
+        # The original server does not detect mate; its client announces it with END.
+        core.say("Checkmate: you lost.")
+        core.send(Message(Cmd.END, core.moveUser(), ""))
+        inputs._decided("checkmate, you lost")
+        return
+    outcome = gameOutcome(core.board)
+    if outcome is not None:
+        core.say(describeOutcome(outcome))
+        inputs._decided(describeOutcome(outcome))
+        return
+    prompt(inputs, core, turns)
+
+
+def moveRefused(inputs: Session, core: SessionCore, turns: Turns, text: str) -> None:
+    core.say(f"Server: {text}")
+    if turns.lastSent is not None and core.board.move_stack and core.board.peek() == turns.lastSent:
+        core.board.pop()
+        turns.lastSent = None
+        core.say("Your move was not played.")
+        prompt(inputs, core, turns)
+
+
+# -- the data factories: each waiting state arms its timer on entry ---------------------
+
+
+def armJoin(inputs: Session, core: SessionCore) -> Pending:
+    return Pending(core.clock.callLater(JOIN_TIMEOUT, inputs._joinTimedOut))
+
+
+def armRefusal(inputs: Session, core: SessionCore, text: str) -> Refusal:
+    return Refusal(text, core.clock.callLater(ERROR_GRACE, inputs._refusalFinal))
+
+
+def newGame(inputs: Session, core: SessionCore, args: str) -> Turns:
+    """``args``: the opponent's name, which the transition into ``playing`` announces."""
+    return Turns()
+
+
+def armEnd(inputs: Session, core: SessionCore, verdict: str) -> Ending:
+    return Ending(verdict, core.clock.callLater(END_GRACE, inputs._graceOver))
+
+
+def armResign(inputs: Session, core: SessionCore) -> Pending:
+    return Pending(core.clock.callLater(RESIGN_GRACE, inputs._resignDone))
+
+
+def _buildSession() -> TypeMachine[Session, SessionCore]:
+    builder = TypeMachineBuilder(Session, SessionCore)
+    connecting = builder.state("connecting")
+    creating = builder.state("creating")
+    waiting = builder.state("waiting")
+    over = builder.state("over")
+
+    joining = builder.state("joining", armJoin)
+    refused = builder.state("refused", armRefusal)
+    playing = builder.state("playing", newGame)
+    ending = builder.state("ending", armEnd)
+    resigned = builder.state("resigned", armResign)
+
+    connecting.upon(Session.phase).loop().returns("connecting")
+    creating.upon(Session.phase).loop().returns("creating")
+    joining.upon(Session.phase).loop().returns("joining")
+    refused.upon(Session.phase).loop().returns("joining")
+    waiting.upon(Session.phase).loop().returns("waiting")
+    playing.upon(Session.phase).loop().returns("playing")
+    ending.upon(Session.phase).loop().returns("over")
+    resigned.upon(Session.phase).loop().returns("over")
+    over.upon(Session.phase).loop().returns("over")
+
+    # -- what changes nothing -----------------------------------------------------------
+    afterGame = (ending, resigned, over)
+    for state in (connecting, creating, joining, refused, waiting, *afterGame):
+        for ignored in (Session.drawOffered, Session.resign, Session.scripted):
+            state.upon(ignored).loop().returns(None)
+    for state in (connecting, *afterGame):
+        state.upon(Session.ok).loop().returns(None)
+    for state in afterGame:
+        for gone in (Session.quit, Session.connectionLost):
+            state.upon(gone).loop().returns(None)
+    for late in (Session.error, Session.opponentMoved, Session.ended):
+        over.upon(late).loop().returns(None)
+
+    # -- refusals ------------------------------------------------------------------------
+    def notStarted(inputs: Session, core: SessionCore, text: str) -> None:
+        core.say("The game has not started.")
+
+    def isOver(inputs: Session, core: SessionCore, text: str) -> None:
+        core.say("The game is over.")
+
+    def noGame(inputs: Session, core: SessionCore) -> None:
+        core.say("No game is running.")
+
+    def outOfTurn(inputs: Session, core: SessionCore, args: str) -> None:
+        core.say(f"Ignored a move from the server out of turn: {args!r}")
+
+    def serverSays(inputs: Session, core: SessionCore, text: str) -> None:
+        core.say(f"Server: {text}")
+
+    # Data states are told not to pass their data to these (``nodata``); plain states have none.
+    for plain in (connecting, creating, waiting):
+        plain.upon(Session.play).loop()(notStarted)
+        plain.upon(Session.offerDraw).loop()(noGame)
+        plain.upon(Session.opponentMoved).loop()(outOfTurn)
+    for timed in (joining, refused):
+        timed.upon(Session.play, nodata=True).loop()(notStarted)
+        timed.upon(Session.offerDraw, nodata=True).loop()(noGame)
+        timed.upon(Session.opponentMoved, nodata=True).loop()(outOfTurn)
+    for after in (ending, resigned):
+        after.upon(Session.play, nodata=True).loop()(isOver)
+        after.upon(Session.offerDraw, nodata=True).loop()(noGame)
+        after.upon(Session.opponentMoved, nodata=True).loop()(outOfTurn)
+        after.upon(Session.error, nodata=True).loop()(serverSays)
+    over.upon(Session.play).loop()(isOver)
+    over.upon(Session.offerDraw).loop()(noGame)
+    for plain in (connecting, waiting):
+        plain.upon(Session.error).loop()(serverSays)
+    refused.upon(Session.error, nodata=True).loop()(serverSays)
+
+    # -- into a game ---------------------------------------------------------------------
+    @connecting.upon(Session.create).to(creating)
+    def create(inputs: Session, core: SessionCore) -> None:
+        core.colour = chess.WHITE
+        core.send(Message(Cmd.CREATE, core.user, ""))
+
+    @connecting.upon(Session.join).to(joining)
+    def join(inputs: Session, core: SessionCore) -> None:
+        core.colour = chess.BLACK
+        core.say(f"Joining game {core.gameId} as {core.user} ...")
+        core.send(Message(Cmd.JOIN, core.user, core.gameId or ""))
+
+    @creating.upon(Session.ok).to(waiting)
+    def created(inputs: Session, core: SessionCore, args: str) -> None:
+        core.gameId = args
+        core.say(f"Game {args} created; you play White. Tell your opponent to run:")
+        core.say(f"    gambit-client --user NAME --game {args}{core.serverOptions}")
+        core.say("Waiting for your opponent ...")
+
+    @creating.upon(Session.error).to(over)
+    def createRefused(inputs: Session, core: SessionCore, text: str) -> None:
+        core.say(f"The server refused: {text}")
+        core.finish(1)
+
+    @waiting.upon(Session.ok).to(playing)
+    def opponentJoined(inputs: Session, core: SessionCore, args: str) -> None:
+        start(inputs, core, args)
+
+    @joining.upon(Session.ok).to(playing)
+    def joined(inputs: Session, core: SessionCore, pending: Pending, args: str) -> None:
+        pending.stop()
+        start(inputs, core, args)
+
+    @joining.upon(Session.error).to(refused)
+    def joinRefused(inputs: Session, core: SessionCore, pending: Pending, text: str) -> None:
+        """Final unless an OK follows: the original server joins a same-name player after its ERROR."""
+        pending.stop()
+
+    @joining.upon(Session._joinTimedOut).to(over)
+    def joinTimedOut(inputs: Session, core: SessionCore, pending: Pending) -> None:
+        core.say(f"No answer to JOIN {core.gameId} within {JOIN_TIMEOUT:g} s: is the id right?")
+        core.finish(1)
+
+    @refused.upon(Session.ok).to(playing)
+    def joinedAnyway(inputs: Session, core: SessionCore, refusal: Refusal, args: str) -> None:
+        refusal.stop()
+        core.say(f"Server: {refusal.text} (and it joined us anyway, as the original Gambit server does)")
+        start(inputs, core, args)
+
+    @refused.upon(Session._refusalFinal).to(over)
+    def refusalFinal(inputs: Session, core: SessionCore, refusal: Refusal) -> None:
+        core.say(f"The server refused: {refusal.text}")
+        core.finish(1)
+
+    # -- the game ------------------------------------------------------------------------
+    playing.upon(Session._prompt).loop()(prompt)
+    playing.upon(Session.scripted).loop()(prompt)
+    playing.upon(Session.play).loop()(playMove)
+    playing.upon(Session.opponentMoved).loop()(theirMove)
+    playing.upon(Session.error).loop()(moveRefused)
+
+    @playing.upon(Session._botMove).loop()
+    def botMove(inputs: Session, core: SessionCore, turns: Turns) -> None:
+        turns.timer = None
+        if core.myTurn() and core.bot is not None:
+            playMove(inputs, core, turns, chooseBotMove(core.board, core.bot).uci())
+
+    @playing.upon(Session.offerDraw).loop()
+    def offerDraw(inputs: Session, core: SessionCore, turns: Turns) -> None:
+        core.send(Message(Cmd.DRAW, core.user, ""))
+        if turns.theirOffer:
+            core.say("Draw accepted.")
+            return
+        turns.myOffer = True
+        core.say(f"Draw offered to {core.opponent}; it stands until {core.opponent} moves.")
+        if turns.drawAck is None:
+            turns.drawAck = core.clock.callLater(DRAW_ACK, inputs._drawUnconfirmed)
+
+    @playing.upon(Session.ok).loop()
+    def drawConfirmed(inputs: Session, core: SessionCore, turns: Turns, args: str) -> None:
+        if not (turns.myOffer and turns.drawAck is not None):
+            return
+        turns.drawAck.cancel()
+        turns.drawAck = None
+        core.say(f"Server: {args}.")
+        if not core.drawHintGiven:
+            core.drawHintGiven = True
+            core.say(f"(If {core.opponent} plays with the original Gambit client, it does not see draw offers.)")
+
+    @playing.upon(Session._drawUnconfirmed).loop()
+    def drawUnconfirmed(inputs: Session, core: SessionCore, turns: Turns) -> None:
+        turns.drawAck = None
+        core.say("The server did not confirm the draw offer: the original Gambit server ignores draw offers.")
+
+    @playing.upon(Session.drawOffered).loop()
+    def drawOffered(inputs: Session, core: SessionCore, turns: Turns) -> None:
+        turns.theirOffer = True
+        core.say(f"{core.opponent} offers a draw: type 'draw' to accept, or move to decline.")
+
+    @playing.upon(Session.resign).to(resigned)
+    def resign(inputs: Session, core: SessionCore, turns: Turns) -> None:
+        turns.stop()
+        core.send(Message(Cmd.END, core.moveUser(), f"{core.user} resigns: {core.opponent} wins"))
+        core.say("You resigned.")
+
+    @playing.upon(Session._decided).to(ending)
+    def decided(inputs: Session, core: SessionCore, turns: Turns, verdict: str) -> None:
+        turns.stop()
+
+    # -- the end -------------------------------------------------------------------------
+    @ending.upon(Session.ended).to(over)
+    def endConfirmed(inputs: Session, core: SessionCore, end: Ending, text: str) -> None:
+        end.stop()
+        # Our board already decided it; the original server may add "X ha abandonado"
+        # when the winner leaves first, which is not how this game ended.
+        core.say(f"GAME OVER: {end.verdict} (the server says: {text or 'the game has ended'})")
+        core.finish(0)
+
+    @ending.upon(Session._graceOver).to(over)
+    def noEnd(inputs: Session, core: SessionCore, end: Ending) -> None:
+        core.say(f"GAME OVER: {end.verdict} (the server sent no END; the original Gambit server does not)")
+        core.finish(0)
+
+    @resigned.upon(Session._resignDone).to(over)
+    def resignDone(inputs: Session, core: SessionCore, pending: Pending) -> None:
+        core.finish(0)
+
+    def ended(inputs: Session, core: SessionCore, text: str) -> None:
+        sayGameOver(core, text)
+
+    def endedCancel(inputs: Session, core: SessionCore, pending: Timed, text: str) -> None:
+        pending.stop()
+        sayGameOver(core, text)
+
+    def left(inputs: Session, core: SessionCore) -> None:
+        sayLeft(core)
+
+    def leftCancel(inputs: Session, core: SessionCore, pending: Timed) -> None:
+        pending.stop()
+        sayLeft(core)
+
+    def closed(inputs: Session, core: SessionCore, why: str) -> None:
+        sayLost(core, why, 1)
+
+    def closedCancel(inputs: Session, core: SessionCore, pending: Timed, why: str) -> None:
+        pending.stop()
+        sayLost(core, why, 1)
+
+    @playing.upon(Session.connectionLost).to(over)
+    def lostInGame(inputs: Session, core: SessionCore, turns: Turns, why: str) -> None:
+        turns.stop()
+        sayLost(core, why, 0)
+
+    for plain in (connecting, creating, waiting):
+        plain.upon(Session.ended).to(over)(ended)
+        plain.upon(Session.quit).to(over)(left)
+        plain.upon(Session.connectionLost).to(over)(closed)
+    for live in (joining, refused, playing, resigned):
+        live.upon(Session.ended).to(over)(endedCancel)
+    for beingLeft in (joining, refused, playing):
+        beingLeft.upon(Session.quit).to(over)(leftCancel)
+    for answering in (joining, refused):
+        answering.upon(Session.connectionLost).to(over)(closedCancel)
+
+    return indexed(builder.build())
+
+
+SessionMachine = _buildSession()
+
 
 class ClientSession:
-    """The client's logic, between a connection (``send``) and a screen (``say``).
+    """The client's game, between a connection (``send``) and a screen (``say``): the machine's face.
 
     Works the same on velhanet's server and on the original Go server: every
     waiting step has a way out (a JOIN nobody answers, a game the original
@@ -70,303 +635,61 @@ class ClientSession:
         botDelay: float = 0.5,
         serverOptions: str = "",
     ) -> None:
-        self.user, self.gameId = user, gameId
-        self._send, self.say, self.finish, self.clock = send, say, finish, clock
-        self.bot, self.botDelay = bot, botDelay
-        self.serverOptions = serverOptions
-        """``--host``/``--port`` as the user gave them, for the join hint."""
-        self.phase = "connecting"
-        self.colour: chess.Color = chess.WHITE
-        self.opponent = ""
-        self.board = chess.Board()
-        self.lastSent: chess.Move | None = None
-        self.theirOffer = False
-        self.myOffer = False
-        self._timer: IDelayedCall | None = None
-        self._refusal: str | None = None
-        self._drawAck: IDelayedCall | None = None
-        self.verdict = ""
-        """The end of the game as our own board shows it, once it is over."""
-        self.drawHintGiven = False
-        self.scripted: list[str] | None = None
-        """Lines from a standard input that is not a terminal: played when the client is ready."""
-        self.inputEnded = False
+        self.core = SessionCore(user, gameId, send, say, finish, clock, bot, botDelay, serverOptions)
+        self.machine = SessionMachine(self.core)
+        self.say, self.finish, self.clock = say, finish, clock
 
-    def send(self, message: Message) -> None:
-        self._send(message)
+    @property
+    def phase(self) -> str:
+        """``connecting``, ``creating``, ``joining``, ``waiting``, ``playing`` or ``over``."""
+        return self.machine.phase()
+
+    @property
+    def gameId(self) -> str | None:
+        return self.core.gameId
+
+    @property
+    def board(self) -> chess.Board:
+        return self.core.board
 
     def connected(self) -> None:
-        if self.gameId is None:
-            self.phase = "creating"
-            self.send(Message(Cmd.CREATE, self.user, ""))
+        if self.core.gameId is None:
+            self.machine.create()
         else:
-            self.phase = "joining"
-            self.say(f"Joining game {self.gameId} as {self.user} ...")
-            self.send(Message(Cmd.JOIN, self.user, self.gameId))
-            self._arm(JOIN_TIMEOUT, self._joinTimedOut)
-
-    def _arm(self, delay: float, call: Callable[[], None]) -> None:
-        self._cancelTimer()
-        self._timer = self.clock.callLater(delay, call)
-
-    def _joinTimedOut(self) -> None:
-        self._timer = None
-        self.say(f"No answer to JOIN {self.gameId} within {JOIN_TIMEOUT:g} s: is the id right?")
-        self.finish(1)
-
-    def _cancelTimer(self) -> None:
-        for call in (self._timer, self._drawAck):
-            if call is not None and call.active():
-                call.cancel()
-        self._timer = self._drawAck = None
-
-    def myTurn(self) -> bool:
-        return self.phase == "playing" and self.board.turn == self.colour and not self.board.is_game_over()
+            self.machine.join()
 
     def received(self, message: Message) -> None:
         cmd = message.cmd
         if cmd == Cmd.ERROR:
-            self._error(message.args)
+            self.machine.error(message.args)
         elif cmd == Cmd.OK:
-            self._ok(message.args)
+            self.machine.ok(message.args)
         elif cmd == Cmd.MOVE:
-            self._opponentMoved(message.args)
+            self.machine.opponentMoved(message.args)
         elif cmd == Cmd.DRAW:
-            self.theirOffer = True
-            self.say(f"{self.opponent} offers a draw: type 'draw' to accept, or move to decline.")
+            self.machine.drawOffered()
         elif cmd == Cmd.END:
-            self._cancelTimer()
-            text = message.args or "the game has ended"
-            if self.verdict:
-                # Our board already decided it; the original server may add "X ha abandonado"
-                # when the winner leaves first, which is not how this game ended.
-                self.say(f"GAME OVER: {self.verdict} (the server says: {text})")
-            else:
-                self.say(f"GAME OVER: {text}")
-            self.phase = "over"
-            self.finish(0)
+            self.machine.ended(message.args)
 
-    def _error(self, text: str) -> None:
-        if self.phase == "creating":
-            self._cancelTimer()
-            self.say(f"The server refused: {text}")
-            self.finish(1)
-        elif self.phase == "joining" and self._refusal is None:
-            # Final unless an OK follows: the original server joins a same-name player after its ERROR.
-            self._refusal = text
-            self._arm(ERROR_GRACE, self._refused)
-        else:
-            self.say(f"Server: {text}")
-            if self.lastSent is not None and self.board.move_stack and self.board.peek() == self.lastSent:
-                self.board.pop()
-                self.lastSent = None
-                self.say("Your move was not played.")
-                self._prompt()
-
-    def _refused(self) -> None:
-        self._timer = None
-        self.say(f"The server refused: {self._refusal}")
-        self.finish(1)
-
-    def _ok(self, args: str) -> None:
-        if self.phase == "creating":
-            self.gameId = args
-            self.phase = "waiting"
-            self.say(f"Game {args} created; you play White. Tell your opponent to run:")
-            self.say(f"    gambit-client --user NAME --game {args}{self.serverOptions}")
-            self.say("Waiting for your opponent ...")
-        elif self.phase == "waiting":
-            self._start(chess.WHITE, args)
-        elif self.phase == "joining":
-            self._cancelTimer()
-            if self._refusal is not None:
-                self.say(f"Server: {self._refusal} (and it joined us anyway, as the original Gambit server does)")
-            self._start(chess.BLACK, args)
-        elif self.phase == "playing" and self.myOffer and self._drawAck is not None:
-            self._drawAck.cancel()
-            self._drawAck = None
-            self.say(f"Server: {args}.")
-            if not self.drawHintGiven:
-                self.drawHintGiven = True
-                self.say(f"(If {self.opponent} plays with the original Gambit client, it does not see draw offers.)")
-
-    def _start(self, colour: chess.Color, opponent: str) -> None:
-        self.colour, self.opponent, self.phase = colour, opponent, "playing"
-        if opponent == self.user:
-            self.say(f"Your opponent is also called {opponent}: your moves go out without a user name.")
-        if colour == chess.WHITE:
-            self.say(f"{opponent} joined your game {self.gameId}. You play White. Type 'help' for commands.")
-        else:
-            self.say(f"You joined {opponent}'s game {self.gameId}. You play Black. Type 'help' for commands.")
-        self.show()
-        self._prompt()
-
-    def _opponentMoved(self, args: str) -> None:
-        if self.phase != "playing" or self.board.turn == self.colour:
-            self.say(f"Ignored a move from the server out of turn: {args!r}")
-            return
-        try:
-            move = parseMove(self.board, args, None)
-        except IllegalMove as error:
-            self.say(f"Ignored an unreadable move from {self.opponent}: {error}")
-            return
-        san = self.board.san(move)
-        self.board.push(move)
-        self.lastSent = None
-        self.say(f"{self.opponent} played {san}")
-        if self.myOffer:
-            self._offerSettled()
-            self.say(f"{self.opponent} played on: your draw offer is declined.")
-        self.show()
-        if self.board.is_checkmate():
-            # The original server does not detect mate; its client announces it with END.
-            self.say("Checkmate: you lost.")
-            self.send(Message(Cmd.END, self._moveUser(), ""))
-            self._over("checkmate, you lost")
-            return
-        outcome = gameOutcome(self.board)
-        if outcome is not None:
-            self.say(describeOutcome(outcome))
-            self._over(describeOutcome(outcome))
-            return
-        self._prompt()
-
-    def _offerSettled(self) -> None:
-        self.myOffer = False
-        if self._drawAck is not None and self._drawAck.active():
-            self._drawAck.cancel()
-        self._drawAck = None
-
-    def _over(self, verdict: str) -> None:
-        """The board says the game is over: wait briefly for the server's END, then leave."""
-        self.phase = "over"
-        self.verdict = verdict
-        self._offerSettled()
-        self._arm(END_GRACE, self._leaveAfterGame)
-
-    def _leaveAfterGame(self) -> None:
-        self._timer = None
-        self.say(f"GAME OVER: {self.verdict} (the server sent no END; the original Gambit server does not)")
-        self.finish(0)
-
-    def _moveUser(self) -> str:
-        """The ``User`` of what we send: our name, except as White against our own name.
-
-        The original server sends a MOVE to White when its ``User`` is Black's
-        name, else to Black: with both players named alike, White's moves
-        would come back to White. An empty ``User`` reaches Black.
-        """
-        if self.colour == chess.WHITE and self.opponent == self.user:
-            return ""
-        return self.user
-
-    def _prompt(self) -> None:
-        if not self.myTurn():
-            return
-        if self.bot is not None:
-            self._arm(self.botDelay, self._botMove)
-        elif self.scripted is not None:
-            self._nextScripted()
-        else:
-            self.say("Your move:")
-
-    def _botMove(self) -> None:
-        self._timer = None
-        if self.myTurn() and self.bot is not None:
-            self.play(chooseBotMove(self.board, self.bot).uci())
-
-    def show(self) -> None:
-        self.say(renderBoard(self.board, self.colour))
-
-    def play(self, text: str) -> None:
-        if not self.myTurn():
-            self.say("Not your turn." if self.phase == "playing" else "The game has not started.")
-            return
-        try:
-            move = parseMove(self.board, text, None)
-        except IllegalMove as error:
-            self.say(f"Illegal: {error}")
-            self._prompt()
-            return
-        san = self.board.san(move)
-        self.board.push(move)
-        self.lastSent = move
-        self.send(Message(Cmd.MOVE, self._moveUser(), f"{self.gameId}:{move.uci()}"))
-        self.say(f"You played {san}")
-        if self.theirOffer:
-            self.theirOffer = False
-            self.say(f"You played on: {self.opponent}'s draw offer is declined.")
-        self.show()
-        outcome = gameOutcome(self.board)
-        if outcome is not None:
-            self.say(describeOutcome(outcome))
-            self._over(describeOutcome(outcome))
-
-    def offerDraw(self) -> None:
-        if self.phase != "playing":
-            self.say("No game is running.")
-            return
-        self.send(Message(Cmd.DRAW, self.user, ""))
-        if self.theirOffer:
-            self.say("Draw accepted.")
-            return
-        self.myOffer = True
-        self.say(f"Draw offered to {self.opponent}; it stands until {self.opponent} moves.")
-        if self._drawAck is None:
-            self._drawAck = self.clock.callLater(DRAW_ACK, self._drawNotConfirmed)
-
-    def _drawNotConfirmed(self) -> None:
-        self._drawAck = None
-        self.say("The server did not confirm the draw offer: the original Gambit server ignores draw offers.")
+    def connectionLost(self, why: str) -> None:
+        self.machine.connectionLost(why)
 
     def command(self, line: str) -> None:
-        word = line.strip()
-        if not word:
-            return
-        if word == "help":
-            self.say(HELP)
-        elif word == "board":
-            self.show()
-        elif word == "draw":
-            self.offerDraw()
-        elif word == "resign":
-            if self.phase == "playing":
-                self.send(Message(Cmd.END, self._moveUser(), f"{self.user} resigns: {self.opponent} wins"))
-                self.say("You resigned.")
-                self.phase = "over"
-                self._arm(0.3, lambda: self.finish(0))
-        elif word in ("quit", "exit"):
-            if self.phase == "over":
-                return  # the game has ended already (standard input closing after it)
-            self.say("Leaving the game.")
-            self.phase = "over"
-            self.finish(0)
-        else:
-            self.play(word)
+        runCommand(self.machine, self.core, line)
 
     # -- a standard input that is not a terminal ---------------------------------------
 
     def scriptedLine(self, line: str) -> None:
         """A line from a file or a pipe: kept until the client can use it (it is never dropped)."""
-        if self.scripted is None:
-            self.scripted = []
+        if self.core.script is None:
+            self.core.script = []
         if line.strip():
-            self.scripted.append(line)
-        if self.myTurn():
-            self._nextScripted()
+            self.core.script.append(line)
+        self.machine.scripted()
 
     def scriptEnded(self) -> None:
         """Standard input is exhausted; leave when a move is wanted and none is left."""
-        self.inputEnded = True
-        if self.scripted is None:
-            self.scripted = []
-        if self.myTurn():
-            self._nextScripted()
-
-    def _nextScripted(self) -> None:
-        assert self.scripted is not None
-        if self.scripted:
-            self.command(self.scripted.pop(0))
-        elif self.inputEnded:
-            self.say("Standard input has ended and it is your move: leaving the game.")
-            self.command("quit")
+        self.core.scriptEnded = True
+        if self.core.script is None:
+            self.core.script = []
+        self.machine.scripted()

@@ -17,9 +17,13 @@ import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from twisted.internet.defer import Deferred
+from twisted.internet.error import ConnectionDone
+from twisted.internet.interfaces import IDelayedCall, IReactorCore, IReactorFDSet, IReactorTime
 from twisted.internet.stdio import StandardIO
+from twisted.python.failure import Failure
 
 from velhanet.console import LineConsole
 from velhanet.gobang import fifo
@@ -72,116 +76,147 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
-    done: Deferred[None] = Deferred()
-    out = sys.stdout
+ROLES = {
+    "black": (ClientOp.SIGNON_BLACK, "Playing the black stones."),
+    "white": (ClientOp.SIGNON_WHITE, "Playing the white stones."),
+    "kibitz": (ClientOp.SIGNON_KIBITZ, "Watching a game."),
+}
 
-    def say(text: str) -> None:
-        out.write(text + "\n")
-        out.flush()
 
-    if arguments.black is not None:
-        role, serverPid = ClientOp.SIGNON_BLACK, arguments.black
-        say("Playing the black stones.")
-    elif arguments.white is not None:
-        role, serverPid = ClientOp.SIGNON_WHITE, arguments.white
-        say("Playing the white stones.")
-    else:
-        role, serverPid = ClientOp.SIGNON_KIBITZ, arguments.kibitz
-        say("Watching a game.")
-    order: ByteOrder = byteOrder(arguments.byte_order)
-    directory = Path(arguments.fifo_dir)
-    ownPid = os.getpid()
-    ownPath = fifo.fifoPath(directory, "gbc", ownPid)
-    say(f"Trying to contact server #{serverPid} ...")
+def roleOf(arguments: argparse.Namespace) -> tuple[int, int, str]:
+    """The signon opcode, the server's pid and what to say, from ``-b``, ``-w`` or ``-k``."""
+    for option, (role, text) in ROLES.items():
+        pid = getattr(arguments, option)
+        if pid is not None:
+            return role, pid, text
+    raise ValueError("one of -b, -w or -k is required")  # argparse's group makes sure of it
 
-    cleanup: list[Callable[[], None]] = []
 
-    def finish(code: int) -> None:
-        for step in reversed(cleanup):
-            step()
-        cleanup.clear()
-        if not done.called:
-            if code:
-                done.errback(SystemExit(code))
-            else:
-                done.callback(None)
+class GobangClient:
+    """One run of ``gobang-client``: our FIFO, the server's, the screen, and the session between them.
 
-    try:
-        fifo.createFifo(ownPath)
-        cleanup.append(lambda: fifo.removeFifo(ownPath))
-        readFd = fifo.openForReading(ownPath)
-        serverFd = fifo.openForWriting(fifo.fifoPath(directory, "gbs", serverPid))
-    except (Refused, OSError) as error:
-        reason = f"the FIFO directory {directory} does not exist" if not directory.is_dir() else error
-        say(f"Cannot contact server #{serverPid}: {reason}")
-        finish(1)
-        return done
+    ``done`` fires (or fails with L{SystemExit} and the exit status) once the
+    session has finished and everything opened has been closed again.
+    """
 
-    def serverGone() -> None:
-        say(f"The server is gone: server #{serverPid} no longer reads its FIFO.")
-        finish(1)
+    def __init__(self, reactor: object, arguments: argparse.Namespace, out: TextIO = sys.stdout) -> None:
+        self.reactor, self.arguments, self.out = reactor, arguments, out
+        self.clock = IReactorTime(reactor)
+        self.fds = IReactorFDSet(reactor)
+        self.role, self.serverPid, self.roleText = roleOf(arguments)
+        self.order: ByteOrder = byteOrder(arguments.byte_order)
+        self.directory = Path(arguments.fifo_dir)
+        self.ownPid = os.getpid()
+        self.ownPath = fifo.fifoPath(self.directory, "gbc", self.ownPid)
+        self.trace: Tracer = self.consoleTrace if arguments.trace else noTrace
+        self.done: Deferred[None] = Deferred()
+        self.cleanup: list[Callable[[], None]] = []
+        """What to close when the session finishes, closed last first."""
+        self.words = WordReader(SERVER_WORD)
+        self.writer: fifo.FifoWriter | None = None
+        self.answerTimeout: IDelayedCall | None = None
+        self.session = GobangSession(
+            self.role,
+            self.sendWord,
+            self.say,
+            self.finish,
+            clock=self.clock,
+            bot=random.Random(arguments.seed) if arguments.bot else None,
+            botDelay=arguments.bot_delay,
+            onFirstAnswer=self.firstAnswer,
+        )
 
-    # Many clients share the server FIFO, and one of them may keep it full: a
-    # word that does not fit now waits (buffered, written when the pipe has
-    # room), as a blocking write in a C client would. Only a server that has
-    # closed its FIFO (EPIPE) is gone.
-    writer = fifo.FifoWriter(serverFd, serverGone, reactor=reactor)  # type: ignore[arg-type]
-    cleanup.append(writer.discard)
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
 
-    def consoleTrace(direction: str, peer: str, raw: bytes | str, decoded: object) -> None:
+    def start(self) -> Deferred[None]:
+        self.say(self.roleText)
+        self.say(f"Trying to contact server #{self.serverPid} ...")
+        try:
+            fifo.createFifo(self.ownPath)
+            self.cleanup.append(lambda: fifo.removeFifo(self.ownPath))
+            readFd = fifo.openForReading(self.ownPath)
+            serverFd = fifo.openForWriting(fifo.fifoPath(self.directory, "gbs", self.serverPid))
+        except (Refused, OSError) as error:
+            reason = error if self.directory.is_dir() else f"the FIFO directory {self.directory} does not exist"
+            self.say(f"Cannot contact server #{self.serverPid}: {reason}")
+            self.finish(1)
+            return self.done
+        # Many clients share the server FIFO, and one of them may keep it full: a
+        # word that does not fit now waits (buffered, written when the pipe has
+        # room), as a blocking write in a C client would. Only a server that has
+        # closed its FIFO (EPIPE) is gone.
+        self.writer = fifo.FifoWriter(serverFd, self.serverGone, reactor=self.fds)
+        self.cleanup.append(self.writer.discard)
+        self.answerTimeout = self.clock.callLater(ANSWER_TIMEOUT, self.noAnswer)
+        self.cleanup.append(self.stopWaitingForAnAnswer)
+        reader = fifo.FifoReader(readFd, self.dataReceived, reactor=self.fds)
+        reader.startReading()
+        self.cleanup.append(lambda: self.closeReader(reader))
+        self.sendWord(self.role, self.arguments.game_number if self.role == ClientOp.SIGNON_KIBITZ else 0, 0)
+        # A kibitzer only reads the terminal when there is one (so it can watch in
+        # the background); a player without --bot always does.
+        if not self.arguments.bot and (self.role != ClientOp.SIGNON_KIBITZ or sys.stdin.isatty()):
+            StandardIO(LineConsole(self.session.command, self.session.signoff), reactor=self.fds)
+        IReactorCore(self.reactor).addSystemEventTrigger("before", "shutdown", self.session.signoff)
+        return self.done
+
+    def finish(self, code: int) -> None:
+        while self.cleanup:
+            self.cleanup.pop()()
+        if self.done.called:
+            return
+        if code:
+            self.done.errback(SystemExit(code))
+        else:
+            self.done.callback(None)
+
+    def sendWord(self, opcode: int, x: int, y: int) -> None:
+        assert self.writer is not None, "no word goes out before the server's FIFO is open"
+        word = ClientWord(self.ownPid & 0xFFFF, opcode, x, y)
+        raw = encodeClient(word, self.order)
+        self.trace(OUT, SERVER, raw, word)
+        self.writer.writeNow(raw)
+
+    def dataReceived(self, data: bytes) -> None:
+        for raw in self.words.feed(data):
+            word = decodeServer(raw, self.order)
+            self.trace(IN, SERVER, raw, word)
+            self.session.received(word)
+        self.session.endOfRead()
+
+    def consoleTrace(self, direction: str, peer: str, raw: bytes | str, decoded: object) -> None:
         """``--trace``: each word in and out, in hex and decoded, on the screen."""
         assert isinstance(raw, bytes) and isinstance(decoded, (ClientWord, ServerWord))
-        say(f"[{arrow(direction)} {raw.hex(' ')}] {decoded.describe()}")
+        self.say(f"[{arrow(direction)} {raw.hex(' ')}] {decoded.describe()}")
 
-    trace: Tracer = consoleTrace if arguments.trace else noTrace
+    def firstAnswer(self) -> None:
+        self.stopWaitingForAnAnswer()
+        fifo.removeFifo(self.ownPath)  # the text: remove the name once the server has answered
 
-    def sendWord(opcode: int, x: int, y: int) -> None:
-        word = ClientWord(ownPid & 0xFFFF, opcode, x, y)
-        raw = encodeClient(word, order)
-        trace(OUT, SERVER, raw, word)
-        writer.writeNow(raw)
+    def stopWaitingForAnAnswer(self) -> None:
+        if self.answerTimeout is not None and self.answerTimeout.active():
+            self.answerTimeout.cancel()
+        self.answerTimeout = None
 
-    def noAnswer() -> None:
-        say(f"No answer from server #{serverPid}.")
-        finish(1)
+    def noAnswer(self) -> None:
+        self.answerTimeout = None
+        self.say(f"No answer from server #{self.serverPid}.")
+        self.finish(1)
 
-    timeout = reactor.callLater(ANSWER_TIMEOUT, noAnswer)  # type: ignore[attr-defined]
+    def serverGone(self) -> None:
+        self.say(f"The server is gone: server #{self.serverPid} no longer reads its FIFO.")
+        self.finish(1)
 
-    def firstAnswer() -> None:
-        if timeout.active():
-            timeout.cancel()
-        fifo.removeFifo(ownPath)  # the text: remove the name once the server has answered
+    @staticmethod
+    def closeReader(reader: fifo.FifoReader) -> None:
+        reader.stopReading()
+        reader.connectionLost(Failure(ConnectionDone("gobang-client ends")))
 
-    session = GobangSession(
-        role,
-        sendWord,
-        say,
-        finish,
-        clock=reactor,  # type: ignore[arg-type]
-        bot=random.Random(arguments.seed) if arguments.bot else None,
-        botDelay=arguments.bot_delay,
-        onFirstAnswer=firstAnswer,
-    )
-    words = WordReader(SERVER_WORD)
 
-    def dataReceived(data: bytes) -> None:
-        for raw in words.feed(data):
-            word = decodeServer(raw, order)
-            trace(IN, SERVER, raw, word)
-            session.received(word)
-        session.endOfRead()
-
-    reader = fifo.FifoReader(readFd, dataReceived, reactor=reactor)  # type: ignore[arg-type]
-    reader.startReading()
-    cleanup.append(lambda: (reader.stopReading(), reader.connectionLost(None)))  # type: ignore[arg-type,func-returns-value]
-    sendWord(role, arguments.game_number if role == ClientOp.SIGNON_KIBITZ else 0, 0)
-    # A kibitzer only reads the terminal when there is one (so it can watch in
-    # the background); a player without --bot always does.
-    if not arguments.bot and (role != ClientOp.SIGNON_KIBITZ or sys.stdin.isatty()):
-        StandardIO(LineConsole(session.command, session.signoff), reactor=reactor)
-    reactor.addSystemEventTrigger("before", "shutdown", session.signoff)  # type: ignore[attr-defined]
-    return done
+def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
+    return GobangClient(reactor, arguments).start()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,26 +1,39 @@
-"""One player's or kibitzer's view of a Gobang game: words in, board and prompts out.
+"""One player's or kibitzer's view of a Gobang game, an automat machine: words in, board and prompts out.
+
+States: ``signingOn`` (no word from the server yet) → ``waiting`` (the game
+goes on; a kibitzer stays here) ⇄ ``asked`` (the server waits for our move;
+a bot's pending move is the state's data) → ``resigned`` (we resigned; the
+result is due) → ``over`` (a result, or we signed off), where nothing more is
+heard. The server's first word, whatever it is, leaves ``signingOn`` and is
+then handled as in ``waiting``.
+
+The board is drawn once after a run of stones, before anything else is said
+and at the end of each read (``endOfRead``): a kibitzer who joins a running
+game gets the moves so far in one read, so it sees them as one board; in a
+game, each stone arrives in a read of its own and gets its board. The empty
+board is due from the first answer (the board size) on.
 
 L{GobangSession} is what ``gobang-client`` runs between the FIFOs and the
-terminal: it decodes the server's words, keeps the board, draws it, reads the
-moves typed (or lets a bot choose them) and says how the game ended. The
-command line and the FIFOs themselves are in L{velhanet.gobang.client}.
+terminal; the command line and the FIFOs themselves are in
+L{velhanet.gobang.client}.
 """
 
 from __future__ import annotations
 
 import random
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Concatenate, ParamSpec
 
+from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
 from velhanet.bots.gobang import GobangBot
 from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
 from velhanet.games.kinarow import KInARowRules, Place, gobangRules, winningLine
-from velhanet.gobang.wire import (
-    ClientOp,
-    ServerOp,
-    ServerWord,
-)
+from velhanet.gobang.wire import ClientOp, ServerOp, ServerWord
+from velhanet.indexedmachine import indexed
 
 ANSWER_TIMEOUT = 5.0
 SERVER = "server"
@@ -61,15 +74,424 @@ def hasLine(size: int, stones: dict[tuple[int, int], int], colour: int) -> bool:
     )
 
 
-class GobangSession:
-    """The client's logic between the FIFOs (``sendWord``) and the screen (``say``).
+class Session(typing.Protocol):
+    """The inputs: the server's words, what the player typed (or the bot chose), and the machine's own."""
 
-    The board is drawn once after a run of stones, before anything else is said
-    and at the end of each read (L{endOfRead}): a kibitzer who joins a running
-    game gets the moves so far in one read, so it sees them as one board; in a
-    game, each stone arrives in a read of its own and gets its board. The empty
-    board is due from the first answer (the board size) on.
-    """
+    def boardSize(self, size: int) -> None:
+        "Opcode 7: the board's size (the server's first answer to a signon)."
+
+    def stone(self, colour: int, x: int, y: int) -> None:
+        "Opcodes 5 and 6: a stone of ``colour`` (0 black, 1 white) at x y; 0 0 is a pass."
+
+    def removed(self, x: int, y: int) -> None:
+        "Opcode 4: the stone at x y is taken off the board."
+
+    def yourMove(self) -> None:
+        "Opcode 8: the server asks us for a move."
+
+    def illegal(self, x: int, y: int) -> None:
+        "Opcode 9: the server refused the move x y."
+
+    def result(self, opcode: int) -> None:
+        "Opcodes 0 to 3: the game is over (a draw, black wins, white wins, aborted)."
+
+    def unknown(self, description: str) -> None:
+        "A word with an opcode the server never sends to a client."
+
+    def endOfRead(self) -> None:
+        "Everything one read of the FIFO brought has been handled."
+
+    def place(self, x: int, y: int) -> None:
+        "Our move: a stone at x y, or 0 0 to pass (typed and checked, or chosen by the bot)."
+
+    def resign(self) -> None:
+        "'resign'."
+
+    def mistyped(self, why: str) -> None:
+        "A line that is not a move we can send: ``why`` says what a move looks like."
+
+    def signoff(self) -> None:
+        "'quit', the terminal closed, or the client stops."
+
+    def _asked(self) -> None:
+        "private: the server asked a player (not a kibitzer) for a move."
+
+    def _taken(self) -> None:
+        "private: a stone of ours arrived that we did not play: the request is answered already."
+
+    def _botMove(self) -> None:
+        "private: the bot's delay is over."
+
+
+@dataclass
+class SessionCore:
+    role: int
+    """ClientOp.SIGNON_BLACK, SIGNON_WHITE or SIGNON_KIBITZ."""
+    sendWord: Callable[[int, int, int], None]
+    say: Callable[[str], None]
+    finish: Callable[[int], None]
+    clock: IReactorTime
+    bot: random.Random | None = None
+    botDelay: float = 0.2
+    onFirstAnswer: Callable[[], None] = lambda: None
+    size: int = 0
+    stones: dict[tuple[int, int], int] = field(default_factory=dict)
+    lastMove: tuple[int, int] | None = None
+    """Our move that the server has not answered yet (a stone of ours, or opcode 9)."""
+    turn: int = 0
+    """The colour to move, as the stones the server announced say (black first)."""
+    boardDue: bool = False
+    """The board changed (or was never drawn) since it was last drawn: the screen's, not the game's."""
+
+    @property
+    def colour(self) -> int | None:
+        return {ClientOp.SIGNON_BLACK: 0, ClientOp.SIGNON_WHITE: 1}.get(ClientOp(self.role))
+
+    def allowPass(self) -> bool:
+        """Whether the game allows a pass; before the board size arrives, as gobang does (no crash
+        on a request that comes first)."""
+        return rulesFor(self.size).allowPass if self.size else True
+
+    def showBoard(self) -> None:
+        """Draw the board if it changed since it was last drawn."""
+        if self.boardDue and self.size:
+            self.boardDue = False
+            self.say(renderBoard(self.size, self.stones))
+
+    def tell(self, text: str) -> None:
+        """Say something after drawing the board as the stones so far left it."""
+        self.showBoard()
+        self.say(text)
+
+    def why(self, x: int, y: int) -> str:
+        """Our best guess why the server refused our move x y."""
+        if x == 0 and y == 0:
+            if not self.allowPass():
+                return f"passing is not allowed in {gameName(self.size)}."
+            return "the server refused the pass."
+        if (x, y) in self.stones:
+            return "that point is taken."
+        if not (1 <= x <= self.size and 1 <= y <= self.size):
+            return f"off the board (1 to {self.size})."
+        return "the server refused it."
+
+    def play(self, x: int, y: int) -> None:
+        self.lastMove = (x, y)
+        self.sendWord(ClientOp.MOVE, x, y)
+
+    def botChoice(self) -> tuple[int, int]:
+        """The bot's move, 1-based; 0 0 passes (also when it cannot choose: the server decides what is legal)."""
+        assert self.bot is not None
+        rules = rulesFor(self.size)
+        seed = self.bot.randrange(1 << 30)
+        bot = PerfectBot(seed) if self.size * self.size <= SEARCH_LIMIT else GobangBot(seed)
+        try:
+            state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.turn)
+            move = bot.chooseMove(state)
+        except Exception as error:  # never fall silent
+            self.tell(f"The bot cannot choose a move ({error}); passing.")
+            return 0, 0
+        return (move.x + 1, move.y + 1) if isinstance(move, Place) else (0, 0)
+
+
+@dataclass
+class Asked:
+    """``asked``: the server waits for our move; the bot's pending move, if a bot plays."""
+
+    timer: IDelayedCall | None
+
+    def stop(self) -> None:
+        if self.timer is not None and self.timer.active():
+            self.timer.cancel()
+        self.timer = None
+
+
+def ask(inputs: Session, core: SessionCore) -> Asked:
+    """Entering ``asked``: the bot's move is armed, or the player is asked for one."""
+    if core.bot is not None:
+        return Asked(core.clock.callLater(core.botDelay, inputs._botMove))
+    core.tell("Your move (x y, pass, resign):" if core.allowPass() else "Your move (x y, resign):")
+    return Asked(None)
+
+
+def runCommand(inputs: Session, core: SessionCore, line: str) -> None:
+    """One line the player typed: checked against the board, then an input of the machine."""
+    words = line.split()
+    if not words:
+        return
+    if words[0] in ("quit", "exit"):
+        inputs.signoff()
+    elif words[0] == "pass":
+        if core.allowPass():
+            inputs.place(0, 0)
+        else:
+            inputs.mistyped(f"Passing is not allowed in {gameName(core.size)}; type 'x y' or 'resign'.")
+    elif words[0] == "resign":
+        inputs.resign()
+    elif len(words) == 2 and all(w.isdigit() for w in words):
+        x, y = int(words[0]), int(words[1])
+        if not (1 <= x <= core.size and 1 <= y <= core.size):
+            inputs.mistyped(f"x and y go from 1 to {core.size}.")
+        elif (x, y) in core.stones:
+            inputs.mistyped("That point is taken.")
+        else:
+            inputs.place(x, y)
+    else:
+        passing = " or 'pass'," if core.allowPass() else ""
+        inputs.mistyped(f"Type two numbers 'x y',{passing} or 'resign'.")
+
+
+# -- the server's words, as every state before the end hears them -----------------------
+
+
+def sizeGiven(inputs: Session, core: SessionCore, size: int) -> None:
+    if core.size:
+        core.tell(f"The server sent the board size again ({size}); ignored.")
+        return
+    core.size = size
+    core.say(f"Connection established, board size = {size}.")
+    core.boardDue = True
+    if core.colour is not None:
+        core.tell("Waiting for your partner to sign on ...")
+
+
+def placeStone(core: SessionCore, colour: int, x: int, y: int, asked: bool) -> bool:
+    """A stone the server announced; whether it is one of ours that we did not play (a forged word)."""
+    forged = colour == core.colour and core.lastMove != (x, y)
+    if forged:
+        if core.lastMove is not None:
+            ours = f"not our {core.lastMove[0]} {core.lastMove[1]}: our move will be refused as out of turn"
+        elif asked:
+            ours = "before we moved: we wait for the next request"
+        else:
+            ours = "unasked"
+        core.tell(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
+    if colour == core.colour:
+        core.lastMove = None
+    core.turn = 1 - colour
+    if x == 0 and y == 0:
+        core.say(f"{COLOURS[colour].capitalize()} passes.")
+    else:
+        core.stones[(x, y)] = colour
+        core.boardDue = True
+        core.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.")
+    return forged
+
+
+def stonePlayed(inputs: Session, core: SessionCore, colour: int, x: int, y: int) -> None:
+    placeStone(core, colour, x, y, asked=False)
+
+
+def stoneRemoved(inputs: Session, core: SessionCore, x: int, y: int) -> None:
+    core.stones.pop((x, y), None)
+    core.boardDue = True
+
+
+def checkTurn(core: SessionCore) -> None:
+    """Opcode 8 for a player: a request for the other colour is reported, and the game goes on as the server says."""
+    assert core.colour is not None
+    if core.turn != core.colour:
+        core.tell(
+            f"The server asks us to move for {COLOURS[core.turn]}, not {COLOURS[core.colour]} "
+            "(a signon forged in our name?); playing on as the server says."
+        )
+
+
+def moveAsked(inputs: Session, core: SessionCore) -> None:
+    if core.colour is None:
+        core.tell("The server asks a kibitzer to move; ignored.")
+        return
+    checkTurn(core)
+    inputs._asked()
+
+
+def moveRefused(inputs: Session, core: SessionCore, x: int, y: int) -> None:
+    if core.lastMove != (x, y):
+        core.tell(f"The server refused a move {x} {y} that we did not send: somebody writes words in our name.")
+    else:
+        core.lastMove = None
+        core.tell(f"Illegal move {x} {y}: {core.why(x, y)}")
+
+
+def unknownWord(inputs: Session, core: SessionCore, description: str) -> None:
+    core.tell(f"Unknown answer from the server ({description}); ignored.")
+
+
+def drawBoard(inputs: Session, core: SessionCore) -> None:
+    core.showBoard()
+
+
+def notAsked(inputs: Session, core: SessionCore, *typed: object, **named: object) -> None:
+    """Whatever was typed: it is not our move (or we only watch)."""
+    if core.colour is None:
+        core.say("You are watching; type 'quit' to leave.")
+    else:
+        core.say("Wait until the server asks for your move.")
+
+
+def gameOver(core: SessionCore, opcode: int, resigned: bool) -> None:
+    text = {
+        ServerOp.DRAW: "The game is a draw.",
+        ServerOp.BLACK_WINS: "Black wins.",
+        ServerOp.WHITE_WINS: "White wins.",
+        ServerOp.ABORTED: "The game ended unexpectedly (a player left or the server stopped).",
+    }[ServerOp(opcode)]
+    if opcode in (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS):
+        winner = opcode - ServerOp.BLACK_WINS
+        if resigned:
+            text = f"You resigned. {text}"
+        elif core.size and not hasLine(core.size, core.stones, winner):  # no line: the loser resigned
+            text = f"{COLOURS[1 - winner].capitalize()} resigned. {text}"
+    core.tell(text)
+    core.say("Game over!")
+    core.finish(3 if opcode == ServerOp.ABORTED else 0)
+
+
+def signedOff(core: SessionCore) -> None:
+    core.sendWord(ClientOp.SIGNOFF, 0, 0)
+    core.say("Signed off.")
+    core.finish(3)
+
+
+P = ParamSpec("P")
+
+
+def _firstAnswer(
+    behaviour: Callable[Concatenate[Session, SessionCore, P], None],
+) -> Callable[Concatenate[Session, SessionCore, P], None]:
+    """``behaviour``, after telling the client the server answered (it stops waiting for an answer)."""
+
+    def answered(inputs: Session, core: SessionCore, *args: P.args, **kwargs: P.kwargs) -> None:
+        core.onFirstAnswer()
+        behaviour(inputs, core, *args, **kwargs)
+
+    answered.__name__ = f"answered, {behaviour.__name__}"
+    return answered
+
+
+def _buildSession() -> TypeMachine[Session, SessionCore]:
+    builder = TypeMachineBuilder(Session, SessionCore)
+    signingOn = builder.state("signingOn")
+    waiting = builder.state("waiting")
+    asked = builder.state("asked", ask)
+    resigned = builder.state("resigned")
+    over = builder.state("over")
+
+    def ended(inputs: Session, core: SessionCore, opcode: int) -> None:
+        gameOver(core, opcode, resigned=False)
+
+    def signoff(inputs: Session, core: SessionCore) -> None:
+        signedOff(core)
+
+    # -- before the first answer -----------------------------------------------------
+    signingOn.upon(Session.boardSize).to(waiting)(_firstAnswer(sizeGiven))
+    signingOn.upon(Session.stone).to(waiting)(_firstAnswer(stonePlayed))
+    signingOn.upon(Session.removed).to(waiting)(_firstAnswer(stoneRemoved))
+    signingOn.upon(Session.yourMove).to(waiting)(_firstAnswer(moveAsked))
+    signingOn.upon(Session.illegal).to(waiting)(_firstAnswer(moveRefused))
+    signingOn.upon(Session.unknown).to(waiting)(_firstAnswer(unknownWord))
+    signingOn.upon(Session.result).to(over)(_firstAnswer(ended))
+    signingOn.upon(Session.endOfRead).loop().returns(None)
+
+    # -- the game goes on: what every state before the end hears alike ---------------
+    for plain in (waiting, resigned):
+        plain.upon(Session.boardSize).loop()(sizeGiven)
+        plain.upon(Session.stone).loop()(stonePlayed)
+        plain.upon(Session.removed).loop()(stoneRemoved)
+        plain.upon(Session.yourMove).loop()(moveAsked)
+        plain.upon(Session.illegal).loop()(moveRefused)
+        plain.upon(Session.unknown).loop()(unknownWord)
+        plain.upon(Session.endOfRead).loop()(drawBoard)
+        plain.upon(Session._asked).to(asked).returns(None)
+    asked.upon(Session.boardSize, nodata=True).loop()(sizeGiven)
+    asked.upon(Session.removed, nodata=True).loop()(stoneRemoved)
+    asked.upon(Session.illegal, nodata=True).loop()(moveRefused)
+    asked.upon(Session.unknown, nodata=True).loop()(unknownWord)
+    asked.upon(Session.endOfRead, nodata=True).loop()(drawBoard)
+
+    for plain in (signingOn, waiting, resigned):
+        plain.upon(Session.place).loop()(notAsked)
+        plain.upon(Session.resign).loop()(notAsked)
+        plain.upon(Session.mistyped).loop()(notAsked)
+        plain.upon(Session.signoff).to(over)(signoff)
+    waiting.upon(Session.result).to(over)(ended)
+
+    # -- our move --------------------------------------------------------------------
+    @asked.upon(Session.stone).loop()
+    def stoneWhileAsked(inputs: Session, core: SessionCore, pending: Asked, colour: int, x: int, y: int) -> None:
+        if placeStone(core, colour, x, y, asked=True):
+            inputs._taken()  # that request is answered: a move now would be out of turn
+
+    @asked.upon(Session._taken).to(waiting)
+    def requestTaken(inputs: Session, core: SessionCore, pending: Asked) -> None:
+        pending.stop()
+
+    @asked.upon(Session.yourMove).loop()
+    def askedAgain(inputs: Session, core: SessionCore, pending: Asked) -> None:
+        """One request, one answer: a repeated request (opcode 9 then 8 for a move forged in our
+        name) replaces the pending one."""
+        checkTurn(core)
+        pending.stop()
+        pending.timer = ask(inputs, core).timer
+
+    @asked.upon(Session.place).to(waiting)
+    def place(inputs: Session, core: SessionCore, pending: Asked, x: int, y: int) -> None:
+        pending.stop()
+        core.play(x, y)
+
+    @asked.upon(Session._botMove).to(waiting)
+    def botMove(inputs: Session, core: SessionCore, pending: Asked) -> None:
+        pending.timer = None
+        core.play(*core.botChoice())
+
+    @asked.upon(Session.mistyped).loop()
+    def mistyped(inputs: Session, core: SessionCore, pending: Asked, why: str) -> None:
+        core.say(why)
+
+    @asked.upon(Session.resign).to(resigned)
+    def resign(inputs: Session, core: SessionCore, pending: Asked) -> None:
+        pending.stop()
+        core.sendWord(ClientOp.RESIGN, 0, 0)
+
+    @asked.upon(Session.result).to(over)
+    def endedWhileAsked(inputs: Session, core: SessionCore, pending: Asked, opcode: int) -> None:
+        pending.stop()
+        gameOver(core, opcode, resigned=False)
+
+    @asked.upon(Session.signoff).to(over)
+    def signoffWhileAsked(inputs: Session, core: SessionCore, pending: Asked) -> None:
+        pending.stop()
+        signedOff(core)
+
+    # -- the end ---------------------------------------------------------------------
+    @resigned.upon(Session.result).to(over)
+    def endedAfterResigning(inputs: Session, core: SessionCore, opcode: int) -> None:
+        gameOver(core, opcode, resigned=True)
+
+    for late in (
+        Session.boardSize,
+        Session.stone,
+        Session.removed,
+        Session.yourMove,
+        Session.illegal,
+        Session.result,
+        Session.unknown,
+        Session.endOfRead,
+        Session.place,
+        Session.resign,
+        Session.mistyped,
+        Session.signoff,
+    ):
+        over.upon(late).loop().returns(None)
+
+    return indexed(builder.build())
+
+
+SessionMachine = _buildSession()
+
+
+class GobangSession:
+    """The client's logic between the FIFOs (``sendWord``) and the screen (``say``): the machine's face."""
 
     def __init__(
         self,
@@ -84,221 +506,40 @@ class GobangSession:
     ) -> None:
         self.role = role  # ClientOp.SIGNON_BLACK / WHITE / KIBITZ
         self.sendWord, self.say, self.finish, self.clock = sendWord, say, finish, clock
-        self.bot, self.botDelay = bot, botDelay
-        self.onFirstAnswer = onFirstAnswer
-        self.size = 0
-        self.stones: dict[tuple[int, int], int] = {}
-        self.answered = False
-        self.asked = False
-        self.over = False
-        self.lastMove: tuple[int, int] | None = None
-        """Our move that the server has not answered yet (a stone of ours, or opcode 9)."""
-        self.turn = 0
-        """The colour to move, as the stones the server announced say (black first)."""
-        self.boardDue = False
-        """The board changed (or was never drawn) since it was last drawn."""
-        self.resigned = False
-        self._timer: IDelayedCall | None = None
+        self.core = SessionCore(role, sendWord, say, finish, clock, bot, botDelay, onFirstAnswer)
+        self.machine = SessionMachine(self.core)
 
     @property
     def colour(self) -> int | None:
-        return {ClientOp.SIGNON_BLACK: 0, ClientOp.SIGNON_WHITE: 1}.get(ClientOp(self.role))
+        return self.core.colour
 
     def received(self, word: ServerWord) -> None:
-        if not self.answered:
-            self.answered = True
-            self.onFirstAnswer()
         opcode = word.opcode
-        if self.over:
-            return
         if opcode == ServerOp.BOARD_SIZE:
-            if self.size:
-                self.tell(f"The server sent the board size again ({word.y}); ignored.")
-                return
-            self.size = word.y
-            self.say(f"Connection established, board size = {self.size}.")
-            self.boardDue = True
-            if self.colour is not None:
-                self.tell("Waiting for your partner to sign on ...")
+            self.machine.boardSize(word.y)
         elif opcode in (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE):
-            self._stone(opcode - ServerOp.BLACK_STONE, word.x, word.y)
+            self.machine.stone(opcode - ServerOp.BLACK_STONE, word.x, word.y)
         elif opcode == ServerOp.REMOVE_STONE:
-            self.stones.pop((word.x, word.y), None)
-            self.boardDue = True
+            self.machine.removed(word.x, word.y)
         elif opcode == ServerOp.YOUR_MOVE:
-            self._yourMove()
+            self.machine.yourMove()
         elif opcode == ServerOp.ILLEGAL:
-            if self.lastMove != (word.x, word.y):
-                self.tell(
-                    f"The server refused a move {word.x} {word.y} that we did not send: "
-                    "somebody writes words in our name."
-                )
-            else:
-                self.lastMove = None
-                self.tell(f"Illegal move {word.x} {word.y}: {self._why(word.x, word.y)}")
+            self.machine.illegal(word.x, word.y)
         elif opcode in (ServerOp.DRAW, ServerOp.BLACK_WINS, ServerOp.WHITE_WINS, ServerOp.ABORTED):
-            self._end(opcode)
+            self.machine.result(opcode)
         else:
-            self.tell(f"Unknown answer from the server ({word.describe()}); ignored.")
-
-    def showBoard(self) -> None:
-        """Draw the board if it changed since it was last drawn."""
-        if self.boardDue and self.size:
-            self.boardDue = False
-            self.say(renderBoard(self.size, self.stones))
+            self.machine.unknown(word.describe())
 
     def endOfRead(self) -> None:
         """Everything one read brought is handled: the board it changed is drawn now."""
-        if not self.over:
-            self.showBoard()
-
-    def tell(self, text: str) -> None:
-        """Say something after drawing the board as the stones so far left it."""
-        self.showBoard()
-        self.say(text)
-
-    def _stone(self, colour: int, x: int, y: int) -> None:
-        if colour == self.colour and self.lastMove != (x, y):
-            if self.lastMove is not None:
-                ours = f"not our {self.lastMove[0]} {self.lastMove[1]}: our move will be refused as out of turn"
-            elif self.asked:
-                ours = "before we moved: we wait for the next request"
-            else:
-                ours = "unasked"
-            self.tell(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
-            self.asked = False  # that request is answered: a move now would be out of turn
-            if self._timer is not None and self._timer.active():
-                self._timer.cancel()
-        if colour == self.colour:
-            self.lastMove = None
-        self.turn = 1 - colour
-        if x == 0 and y == 0:
-            self.say(f"{COLOURS[colour].capitalize()} passes.")
-        else:
-            self.stones[(x, y)] = colour
-            self.boardDue = True
-            self.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.")
-
-    def _yourMove(self) -> None:
-        """Opcode 8. Any answer we did not expect is reported, and the game goes on from what the server says."""
-        if self.colour is None:
-            self.tell("The server asks a kibitzer to move; ignored.")
-            return
-        if self.turn != self.colour:
-            self.tell(
-                f"The server asks us to move for {COLOURS[self.turn]}, not {COLOURS[self.colour]} "
-                "(a signon forged in our name?); playing on as the server says."
-            )
-        self.asked = True
-        self._ask()
-
-    def _why(self, x: int, y: int) -> str:
-        if x == 0 and y == 0:
-            if not rulesFor(self.size).allowPass:
-                return f"passing is not allowed in {gameName(self.size)}."
-            return "the server refused the pass."
-        if (x, y) in self.stones:
-            return "that point is taken."
-        if not (1 <= x <= self.size and 1 <= y <= self.size):
-            return f"off the board (1 to {self.size})."
-        return "the server refused it."
-
-    def _ask(self) -> None:
-        if self.bot is not None:
-            # One request, one answer: a repeated request (opcode 9 then 8 for
-            # a move forged in our name) replaces the pending one.
-            if self._timer is not None and self._timer.active():
-                self._timer.cancel()
-            self._timer = self.clock.callLater(self.botDelay, self._botMove)
-        else:
-            self.tell("Your move (x y, pass, resign):" if rulesFor(self.size).allowPass else "Your move (x y, resign):")
-
-    def _botMove(self) -> None:
-        self._timer = None
-        assert self.bot is not None
-        rules = rulesFor(self.size)
-        bot = (
-            PerfectBot(self.bot.randrange(1 << 30))
-            if self.size * self.size <= SEARCH_LIMIT
-            else GobangBot(self.bot.randrange(1 << 30))
-        )
-        try:
-            state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.turn)
-            move = bot.chooseMove(state)
-        except Exception as error:  # the server decides what is legal; never fall silent
-            self.tell(f"The bot cannot choose a move ({error}); passing.")
-            self.play(0, 0)
-            return
-        if isinstance(move, Place):
-            self.play(move.x + 1, move.y + 1)
-        else:
-            self.play(0, 0)
-
-    def play(self, x: int, y: int) -> None:
-        self.asked = False
-        self.lastMove = (x, y)
-        self.sendWord(ClientOp.MOVE, x, y)
+        self.machine.endOfRead()
 
     def command(self, line: str) -> None:
-        words = line.split()
-        if not words:
-            return
-        if words[0] in ("quit", "exit"):
-            self.signoff()
-            return
-        if self.colour is None:
-            self.say("You are watching; type 'quit' to leave.")
-            return
-        if not self.asked:
-            self.say("Wait until the server asks for your move.")
-            return
-        if words[0] == "pass":
-            if rulesFor(self.size).allowPass:
-                self.play(0, 0)
-            else:
-                self.say(f"Passing is not allowed in {gameName(self.size)}; type 'x y' or 'resign'.")
-        elif words[0] == "resign":
-            self.asked = False
-            self.resigned = True
-            self.sendWord(ClientOp.RESIGN, 0, 0)
-        elif len(words) == 2 and all(w.isdigit() for w in words):
-            x, y = int(words[0]), int(words[1])
-            if not (1 <= x <= self.size and 1 <= y <= self.size):
-                self.say(f"x and y go from 1 to {self.size}.")
-            elif (x, y) in self.stones:
-                self.say("That point is taken.")
-            else:
-                self.play(x, y)
-        else:
-            self.say(
-                "Type two numbers 'x y', or 'pass', or 'resign'."
-                if rulesFor(self.size).allowPass
-                else "Type two numbers 'x y', or 'resign'."
-            )
+        runCommand(self.machine, self.core, line)
+
+    def play(self, x: int, y: int) -> None:
+        """Our move x y (0 0 passes), unchecked: the server decides."""
+        self.machine.place(x, y)
 
     def signoff(self) -> None:
-        if not self.over:
-            self.over = True
-            self.sendWord(ClientOp.SIGNOFF, 0, 0)
-            self.say("Signed off.")
-            self.finish(3)
-
-    def _end(self, opcode: int) -> None:
-        if self._timer is not None and self._timer.active():
-            self._timer.cancel()
-        self.over = True
-        text = {
-            ServerOp.DRAW: "The game is a draw.",
-            ServerOp.BLACK_WINS: "Black wins.",
-            ServerOp.WHITE_WINS: "White wins.",
-            ServerOp.ABORTED: "The game ended unexpectedly (a player left or the server stopped).",
-        }[ServerOp(opcode)]
-        if opcode in (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS):
-            winner = opcode - ServerOp.BLACK_WINS
-            if self.resigned:
-                text = f"You resigned. {text}"
-            elif self.size and not hasLine(self.size, self.stones, winner):  # no line: the loser resigned
-                text = f"{COLOURS[1 - winner].capitalize()} resigned. {text}"
-        self.tell(text)
-        self.say("Game over!")
-        self.finish(3 if opcode == ServerOp.ABORTED else 0)
+        self.machine.signoff()

@@ -1,0 +1,20 @@
+"""What the Gambit client shows: the board from the player's side, and the commands it understands."""
+
+from __future__ import annotations
+
+import chess
+
+
+def renderBoard(board: chess.Board, colour: chess.Color) -> str:
+    rows = board.unicode(empty_square="·", orientation=colour).splitlines()
+    ranks = "87654321" if colour == chess.WHITE else "12345678"
+    files = "a b c d e f g h" if colour == chess.WHITE else "h g f e d c b a"
+    return "\n".join(f"{rank} {row}" for rank, row in zip(ranks, rows, strict=True)) + f"\n  {files}"
+
+
+HELP = """\
+moves: SAN (e4, Nf3, O-O, exd8=Q) or UCI (e2e4, e7e8q)
+  draw     offer a draw (or accept the opponent's offer)
+  resign   give up the game
+  board    show the board again
+  quit     leave (the server tells your opponent)"""
