@@ -283,6 +283,11 @@ VELHA_FAULTS = {
 }
 
 
+TIME_SCALE = 0.25
+"""The checker's limits at a quarter: velhanet's peer answers at once (an invitation after 0.5 s, the
+busy rule's limit of 5 s then 1.25 s), and every rule the faults break is decided by the same silence."""
+
+
 def waitForPeer(child: Child, target: str, local: str, port: int) -> None:
     """Until the peer answers MSG01 (it answers at the protocol port of the sender's address).
 
@@ -313,7 +318,7 @@ class VelhaChecks(ConformanceRuns):
         return f"{net}.2", f"{net}.1", f"{net}.3", str(freePort(socket.SOCK_DGRAM))
 
     def checkPeer(self, target: str, local: str, local2: str, port: str, *more: str) -> tuple[int, Any, str]:
-        fast = ("--move-delay", "0.05", "--start-grace", "0.5")
+        fast = ("--move-delay", "0.05", "--start-grace", "0.5", "--time-scale", str(TIME_SCALE))
         return self.check("--target", target, "--local", local, "--local2", local2, "--port", port, *fast, *more)
 
     def test_velhanetPeerPasses(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import select
 import socket
 import time
 
@@ -28,23 +29,36 @@ class Udp:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind((local, port))
+        self.socket.setblocking(False)  # read only when select says a datagram is there
         self.port = port
 
     def send(self, host: str, data: bytes) -> None:
         self.socket.sendto(data, (host, self.port))
 
-    def receive(self, kind: type, sender: str, timeout: float) -> object | None:
-        """The next datagram of ``kind`` from ``sender`` within ``timeout`` seconds."""
+    def receive(
+        self, kind: type, sender: str, timeout: float, unless: socket.socket | None = None
+    ) -> object | None:
+        """The next datagram of ``kind`` from ``sender`` within ``timeout`` seconds.
+
+        ``unless``: a socket whose news ends the wait at once (None): the
+        connected socket that sent our datagram, on which an ICMP "port
+        unreachable" arrives when nothing listens any more.
+        """
         deadline = time.monotonic() + timeout
+        watched = [self.socket] if unless is None else [self.socket, unless]
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            self.socket.settimeout(remaining)
+            ready, _, _ = select.select(watched, [], [], remaining)
+            if not ready:
+                return None
+            if self.socket not in ready:
+                return None  # news on ``unless``: its reader says what it is
             try:
                 data, (host, _) = self.socket.recvfrom(2048)
-            except TimeoutError:
-                return None
+            except (TimeoutError, BlockingIOError):
+                continue
             if host != sender:
                 continue
             try:
@@ -136,11 +150,18 @@ class SeriesDriver:
                 time.sleep(self.moveDelay)  # the reference program mishandles instant replies
                 self.machine.localMove(placeToPosition(self.bot.chooseMove(board)))
                 continue
-            self._read(min(1.0, max(0.01, deadline - time.monotonic())))
+            self._read(min(1.0, self._untilNextTimer(), max(0.01, deadline - time.monotonic())))
         if self.closeWanted and not self.peerClosed:
             closeBy = time.monotonic() + 3
             while not self.peerClosed and time.monotonic() < closeBy:
                 self._read(closeBy - time.monotonic())
+
+    def _untilNextTimer(self) -> float:
+        """Wall seconds until the match machine's next timer is due: a read waits no longer."""
+        due = [call.getTime() for call in self.clock.getDelayedCalls()]
+        if not due:
+            return 1.0
+        return min(due) - (time.monotonic() - self.started)
 
     def _read(self, timeout: float) -> None:
         self.connection.settimeout(max(timeout, 0.01))
