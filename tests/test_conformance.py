@@ -220,6 +220,10 @@ class SochaPlayerChecks(ConformanceRuns):
         self.assertCannotTest(*self.check("--command", "no-such-player --port {port}"), "was not found")
 
 
+GOBANG_FAST = ("--time-scale", "0.25")
+"""The agents' limits at a quarter (5 s for the server's next word): velhanet's server answers at once."""
+
+
 class GobangChecks(ConformanceRuns):
     family = "gobang"
 
@@ -235,7 +239,8 @@ class GobangChecks(ConformanceRuns):
                 break
             time.sleep(0.05)
         self.assertTrue(pid, "the server made no FIFO")
-        self.assertAllPass(*self.check("--target", pid, "--fifo-dir", directory, "--destructive", "--strict"))
+        checked = self.check("--target", pid, "--fifo-dir", directory, "--destructive", "--strict", *GOBANG_FAST)
+        self.assertAllPass(*checked)
         self.assertEqual(list(Path(directory).glob("gbs.*")), [])
 
     def runFault(self, anchor: str, status: str) -> None:
@@ -245,7 +250,8 @@ class GobangChecks(ConformanceRuns):
             if any(directory in str(p) for p in Path(directory).iterdir()):
                 break
             time.sleep(0.05)
-        self.assertOnly(*self.check("--target", pid, "--fifo-dir", directory, "--destructive"), anchor, status)
+        checked = self.check("--target", pid, "--fifo-dir", directory, "--destructive", *GOBANG_FAST)
+        self.assertOnly(*checked, anchor, status)
 
     locals().update(
         faultTests(
