@@ -236,7 +236,8 @@ def startPair(testCase: TestCase, anaHost: str, boHost: str, moveDelay: str):  #
     arguments (to start him again).
     """
     port = freeUdpPort(anaHost, boHost)
-    common = ["--bot", "--move-delay", moveDelay, "--trace"]
+    # --start-grace: between two velhanet bots nobody needs the original's 8 s to start a game
+    common = ["--bot", "--move-delay", moveDelay, "--start-grace", "0.5", "--trace"]
     ana = Peer(testCase, "Ana", *velhaArgs("Ana", anaHost, boHost, port, *common))
     yield ana.waitFor(f"-> udp {re.escape(boHost)} b'01008Ana'")
     boArgs = velhaArgs("Bo", boHost, anaHost, port, "--invite", "Ana", *common)
