@@ -324,7 +324,7 @@ class VelhaChecks(ConformanceRuns):
         return f"{net}.2", f"{net}.1", f"{net}.3", str(freePort(socket.SOCK_DGRAM))
 
     def checkPeer(self, target: str, local: str, local2: str, port: str, *more: str) -> tuple[int, Any, str]:
-        fast = ("--move-delay", "0.05", "--start-grace", "0.5", "--time-scale", str(TIME_SCALE))
+        fast = ("--move-delay", "0.02", "--start-grace", "0.5", "--time-scale", str(TIME_SCALE))
         return self.check("--target", target, "--local", local, "--local2", local2, "--port", port, *fast, *more)
 
     def test_velhanetPeerPasses(self) -> None:
@@ -333,7 +333,7 @@ class VelhaChecks(ConformanceRuns):
             twistd(
                 "velha",
                 *("--nick", "Bo", "--bot", "--interface", target, "--announce", local, "--port", port),
-                *("--invite", "vinvite", "--move-delay", "0.05", "--start-grace", "0.5"),
+                *("--invite", "vinvite", "--move-delay", "0.02", "--start-grace", "0.5"),
             )
         )
         waitForPeer(self.child, target, local, int(port))

@@ -2,7 +2,7 @@
 
     python -m tests.broken.velha_peer INTERFACE ANNOUNCE FAULT [PORT]
 
-It accepts every invitation, invites ``vinvite`` when it sees it, plays fast,
+It accepts every invitation, invites ``vinvite`` when it sees it, plays fast (0.02 s a move),
 and breaks exactly one rule of ``docs/velha.md`` (its anchor is the fault's name).
 """
 
@@ -168,7 +168,7 @@ def main() -> None:
             "--invite",
             "vinvite",
             "--move-delay",
-            "0.05",
+            "0.02",
             "--start-grace",
             "0.5",
             "--port",
