@@ -162,18 +162,24 @@ class GambitChecks(ConformanceRuns):
         self.assertCannotTest(*self.check("--target", f"127.0.0.1:{port}"), "Connection refused")
 
 
+SOCHA_SCALE = "0.5"
+"""The server's move limits and the checker's waits at half: a hard timeout after 5 s, checked within
+6.5 s; the checker's own moves still come well within the soft 1 s."""
+
+
 class SochaChecks(ConformanceRuns):
     family = "socha"
 
     def test_velhanetServerPasses(self) -> None:
         port = freePort()
-        self.start(twistd("socha-server", "--listen", f"tcp:{port}:interface=127.0.0.1"), waitForPort=port)
-        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict"))
+        listen = ("--listen", f"tcp:{port}:interface=127.0.0.1")
+        self.start(twistd("socha-server", *listen, "--time-scale", SOCHA_SCALE), waitForPort=port)
+        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict", "--time-scale", SOCHA_SCALE))
 
     def runFault(self, anchor: str, status: str) -> None:
         port = freePort()
-        self.start([PYTHON, "-m", "tests.broken.socha_server", str(port), anchor], waitForPort=port)
-        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}"), anchor, status)
+        self.start([PYTHON, "-m", "tests.broken.socha_server", str(port), anchor, SOCHA_SCALE], waitForPort=port)
+        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}", "--time-scale", SOCHA_SCALE), anchor, status)
 
     locals().update(
         faultTests(

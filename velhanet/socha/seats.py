@@ -74,6 +74,8 @@ class RoomCore:
     observers: list[Client]
     slots: list[Slot] = field(default_factory=lambda: [Slot(0), Slot(1)])
     timeouts: bool = True
+    timeScale: float = 1.0
+    """``--time-scale``: the move time limits (soft 2 s, hard 10 s) times this."""
     packetGap: float = PACKET_GAP
     rng: random.Random = field(default_factory=random.Random)
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.socha.room"))
