@@ -175,7 +175,7 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         type=float,
         default=1.0,
         metavar="FACTOR",
-        help="velha, gobang, socha: multiply every wait of the checker, the rules' limits too, by FACTOR; "
+        help="velha, gobang, gambit, socha: multiply every wait of the checker, the rules' limits too, by FACTOR; "
         "for velhanet's own tests and for quick runs against a target that answers at once (default: %(default)s)",
     )
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
