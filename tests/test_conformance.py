@@ -300,8 +300,8 @@ VELHA_FAULTS = {
 
 
 TIME_SCALE = 0.25
-"""The checker's limits at a quarter: velhanet's peer answers at once (an invitation after 0.5 s, the
-busy rule's limit of 5 s then 1.25 s), and every rule the faults break is decided by the same silence."""
+"""The peer's protocol timers and the checker's limits at a quarter, both: the same rules on a clock four
+times as fast, every rule the faults break decided by the same answer or the same silence."""
 
 
 def waitForPeer(child: Child, target: str, local: str, port: int) -> None:
@@ -334,7 +334,8 @@ class VelhaChecks(ConformanceRuns):
         return f"{net}.2", f"{net}.1", f"{net}.3", str(freePort(socket.SOCK_DGRAM))
 
     def checkPeer(self, target: str, local: str, local2: str, port: str, *more: str) -> tuple[int, Any, str]:
-        fast = ("--move-delay", "0.02", "--start-grace", "0.5", "--time-scale", str(TIME_SCALE))
+        # the same options as the peer's: its pace, and half a second of grace on the clock both scale
+        fast = ("--move-delay", "0.02", "--start-grace", str(0.5 / TIME_SCALE), "--time-scale", str(TIME_SCALE))
         return self.check("--target", target, "--local", local, "--local2", local2, "--port", port, *fast, *more)
 
     def test_velhanetPeerPasses(self) -> None:
@@ -343,7 +344,8 @@ class VelhaChecks(ConformanceRuns):
             twistd(
                 "velha",
                 *("--nick", "Bo", "--bot", "--interface", target, "--announce", local, "--port", port),
-                *("--invite", "vinvite", "--move-delay", "0.02", "--start-grace", "0.5"),
+                *("--invite", "vinvite", "--move-delay", "0.02", "--start-grace", str(0.5 / TIME_SCALE)),
+                *("--time-scale", str(TIME_SCALE)),
             )
         )
         waitForPeer(self.child, target, local, int(port))
@@ -351,7 +353,8 @@ class VelhaChecks(ConformanceRuns):
 
     def runFault(self, anchor: str, status: str) -> None:
         target, local, local2, port = self.addresses(1 + list(VELHA_FAULTS).index(anchor))
-        self.start([PYTHON, "-m", "tests.broken.velha_peer", target, local, anchor, port], firstLine=True)
+        peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, anchor, port, str(TIME_SCALE)]
+        self.start(peer, firstLine=True)
         self.assertOnly(*self.checkPeer(target, local, local2, port), anchor, status)
 
     locals().update(faultTests(VELHA_FAULTS))

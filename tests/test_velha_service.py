@@ -19,6 +19,7 @@ from twisted.python import usage
 from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase, TestCase
 
+from velhanet.scaledclock import ScaledClock
 from velhanet.velha import service as serviceModule
 from velhanet.velha import wire
 from velhanet.velha.service import VelhaService, broadcastAddresses, logTrace
@@ -34,6 +35,18 @@ class OptionsTests(SynchronousTestCase):
         options = Options()
         options.parseOptions(list(args))
         return options
+
+    def test_timeScale(self) -> None:
+        """``--time-scale``: the lobby's timers run on a scaled clock; the default is the reactor itself."""
+        fake = UdpReactor()
+        options = self.parse("--nick", "Bo", "--bot", "--time-scale", "0.25")
+        options["announce"] = ["127.0.0.8"]
+        service = VelhaService(options, fake)
+        service.startService()
+        self.assertIsInstance(service.lobby.clock, ScaledClock)  # type: ignore[union-attr]
+        self.assertIn(45.0, [call.getTime() for call in fake.getDelayedCalls()])  # the next MSG01: 180 s at 0.25
+        self.assertEqual(self.parse("--nick", "Bo")["time-scale"], 1.0)
+        self.assertRaises(usage.UsageError, self.parse, "--nick", "Bo", "--time-scale", "0")
 
     def test_defaults(self) -> None:
         options = self.parse("--nick", "Bo")

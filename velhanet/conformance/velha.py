@@ -211,7 +211,7 @@ class VelhaConformance(ConformanceCase):
     def playSeries(self, connection: socket.socket, isInvitee: bool) -> SeriesDriver:
         driver = SeriesDriver(connection, isInvitee, self.target.extra.get("moveDelay", 0.3))
         settings = driver.settings
-        settings.startGrace = self.target.extra.get("startGrace", settings.startGrace)
+        settings.startGrace = self.target.seconds(self.target.extra.get("startGrace", settings.startGrace))
         settings.start, settings.peer = self.target.seconds(settings.start), self.target.seconds(settings.peer)
         if isInvitee:
             driver.machine.begin()
