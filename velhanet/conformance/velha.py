@@ -22,7 +22,7 @@ import socket
 import time
 
 from velhanet.conformance.base import ConformanceCase, Target, rule
-from velhanet.conformance.velhaplayer import SeriesDriver, Udp, receiveStart
+from velhanet.conformance.velhaplayer import SeriesDriver, Udp, helloRoundTrip, receiveStart
 from velhanet.velha import wire
 from velhanet.velha.invite import ANSWER_DELAY, ANSWER_RESEND, CONNECT_DELAY
 
@@ -33,32 +33,6 @@ INVITED_NICK = "vinvite"
 nowhere else, so a peer started with ``--invite vinvite`` invites it whenever that check runs."""
 
 
-def _helloRoundTrip(target: Target, udp: Udp, wait: float) -> tuple[str | None, bool]:
-    """Send MSG01; (why the target cannot be reached, or None; whether MSG02 came within ``wait``).
-
-    MSG02 goes to our address at the protocol port, where ``udp`` listens,
-    from whatever port the target likes (the original program answers from a
-    new one), so it is received there. The MSG01 leaves from a second, connected
-    socket: the kernel reports an ICMP "port unreachable" only on a connected
-    socket, and the wait ends as soon as either comes.
-    """
-    local = target.extra.get("local", "127.0.0.1")
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
-        try:
-            sender.bind((local, 0))
-            sender.connect((target.host, target.port))
-            sender.send(wire.encode(wire.Hello(NICK)))
-            answered = udp.receive(wire.HelloReply, target.host, wait, unless=sender) is not None
-            sender.setblocking(False)
-            with contextlib.suppress(BlockingIOError):
-                sender.recv(64)  # raises the ICMP error, if one came
-        except ConnectionRefusedError:
-            return f"nothing listens on UDP {target.host}:{target.port}", False
-        except OSError as error:
-            return f"cannot reach {target.host}:{target.port}: {error.strerror or error}", False
-    return None, answered
-
-
 def canTest(target: Target) -> str | None:
     """Something listens on the peer's UDP port (no ICMP 'port unreachable'); remember if it answers MSG01."""
     local = target.extra.get("local", "127.0.0.1")
@@ -67,7 +41,7 @@ def canTest(target: Target) -> str | None:
     except OSError as error:
         return f"cannot bind our own UDP port {local}:{target.port} (--local): {error.strerror or error}"
     try:
-        unreachable, answered = _helloRoundTrip(target, udp, target.seconds(HELLO_WAIT))
+        unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, NICK, target.seconds(HELLO_WAIT))
     finally:
         udp.close()
     if unreachable is not None:
@@ -90,7 +64,7 @@ def probe(target: Target) -> str | None:
     wait = HELLO_WAIT if target.extra.get("answersHello") else DEAF_WAIT
     try:
         for _ in range(2):
-            unreachable, answered = _helloRoundTrip(target, udp, target.seconds(wait))
+            unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, NICK, target.seconds(wait))
             if unreachable is not None:
                 return f"{unreachable} any more"
             if answered or not target.extra.get("answersHello"):

@@ -72,6 +72,31 @@ class Udp:
         self.socket.close()
 
 
+def helloRoundTrip(udp: Udp, local: str, host: str, port: int, nick: str, wait: float) -> tuple[str | None, bool]:
+    """Send MSG01; (why the peer at host:port cannot be reached, or None; whether MSG02 came within ``wait``).
+
+    MSG02 goes to our address at the protocol port, where ``udp`` listens,
+    from whatever port the peer likes (the original program answers from a
+    new one), so it is received there. The MSG01 leaves from a second, connected
+    socket bound on ``local``: the kernel reports an ICMP "port unreachable"
+    only on a connected socket, and the wait ends as soon as either comes.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        try:
+            sender.bind((local, 0))
+            sender.connect((host, port))
+            sender.send(wire.encode(wire.Hello(nick)))
+            answered = udp.receive(wire.HelloReply, host, wait, unless=sender) is not None
+            sender.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                sender.recv(64)  # raises the ICMP error, if one came
+        except ConnectionRefusedError:
+            return f"nothing listens on UDP {host}:{port}", False
+        except OSError as error:
+            return f"cannot reach {host}:{port}: {error.strerror or error}", False
+    return None, answered
+
+
 class Recorder:
     """The match observer of the reference side: remembers events; asks the driver to move."""
 
