@@ -108,18 +108,22 @@ def faultTests(faults: dict[str, str]) -> dict[str, Any]:
     return methods
 
 
+GAMBIT_FAST = ("--time-scale", "0.5")
+"""The checker's waits at half: 1.5 s for an answer, 0.25 s of silence where none may come."""
+
+
 class GambitChecks(ConformanceRuns):
     family = "gambit"
 
     def test_velhanetServerPasses(self) -> None:
         port = freePort()
         self.start(twistd("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1"), waitForPort=port)
-        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict"))
+        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict", *GAMBIT_FAST))
 
     def runFault(self, anchor: str, status: str) -> None:
         port = freePort()
         self.start([PYTHON, "-m", "tests.broken.gambit_server", str(port), anchor], waitForPort=port)
-        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}"), anchor, status)
+        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}", *GAMBIT_FAST), anchor, status)
 
     locals().update(
         faultTests(
@@ -145,7 +149,7 @@ class GambitChecks(ConformanceRuns):
         """The server dies during one check: that check says so, every later one is NOT RUN, never FAIL."""
         port = freePort()
         self.start([PYTHON, "-m", "tests.broken.gambit_server", str(port), "dies-on-unknown-join"], waitForPort=port)
-        code, data, text = self.check("--target", f"127.0.0.1:{port}")
+        code, data, text = self.check("--target", f"127.0.0.1:{port}", *GAMBIT_FAST)
         self.assertEqual(code, 1, text)
         statuses = [(rule["id"], rule["status"]) for rule in data["rules"]]
         index = statuses.index(("gambit-join-unknown", "FAIL"))
@@ -162,18 +166,24 @@ class GambitChecks(ConformanceRuns):
         self.assertCannotTest(*self.check("--target", f"127.0.0.1:{port}"), "Connection refused")
 
 
+SOCHA_SCALE = "0.5"
+"""The server's move limits and the checker's waits at half: a hard timeout after 5 s, checked within
+6.5 s; the checker's own moves still come well within the soft 1 s."""
+
+
 class SochaChecks(ConformanceRuns):
     family = "socha"
 
     def test_velhanetServerPasses(self) -> None:
         port = freePort()
-        self.start(twistd("socha-server", "--listen", f"tcp:{port}:interface=127.0.0.1"), waitForPort=port)
-        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict"))
+        listen = ("--listen", f"tcp:{port}:interface=127.0.0.1")
+        self.start(twistd("socha-server", *listen, "--time-scale", SOCHA_SCALE), waitForPort=port)
+        self.assertAllPass(*self.check("--target", f"127.0.0.1:{port}", "--strict", "--time-scale", SOCHA_SCALE))
 
     def runFault(self, anchor: str, status: str) -> None:
         port = freePort()
-        self.start([PYTHON, "-m", "tests.broken.socha_server", str(port), anchor], waitForPort=port)
-        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}"), anchor, status)
+        self.start([PYTHON, "-m", "tests.broken.socha_server", str(port), anchor, SOCHA_SCALE], waitForPort=port)
+        self.assertOnly(*self.check("--target", f"127.0.0.1:{port}", "--time-scale", SOCHA_SCALE), anchor, status)
 
     locals().update(
         faultTests(
@@ -220,6 +230,10 @@ class SochaPlayerChecks(ConformanceRuns):
         self.assertCannotTest(*self.check("--command", "no-such-player --port {port}"), "was not found")
 
 
+GOBANG_FAST = ("--time-scale", "0.25")
+"""The agents' limits at a quarter (5 s for the server's next word): velhanet's server answers at once."""
+
+
 class GobangChecks(ConformanceRuns):
     family = "gobang"
 
@@ -235,7 +249,8 @@ class GobangChecks(ConformanceRuns):
                 break
             time.sleep(0.05)
         self.assertTrue(pid, "the server made no FIFO")
-        self.assertAllPass(*self.check("--target", pid, "--fifo-dir", directory, "--destructive", "--strict"))
+        checked = self.check("--target", pid, "--fifo-dir", directory, "--destructive", "--strict", *GOBANG_FAST)
+        self.assertAllPass(*checked)
         self.assertEqual(list(Path(directory).glob("gbs.*")), [])
 
     def runFault(self, anchor: str, status: str) -> None:
@@ -245,7 +260,8 @@ class GobangChecks(ConformanceRuns):
             if any(directory in str(p) for p in Path(directory).iterdir()):
                 break
             time.sleep(0.05)
-        self.assertOnly(*self.check("--target", pid, "--fifo-dir", directory, "--destructive"), anchor, status)
+        checked = self.check("--target", pid, "--fifo-dir", directory, "--destructive", *GOBANG_FAST)
+        self.assertOnly(*checked, anchor, status)
 
     locals().update(
         faultTests(
@@ -283,6 +299,11 @@ VELHA_FAULTS = {
 }
 
 
+TIME_SCALE = 0.25
+"""The peer's protocol timers and the checker's limits at a quarter, both: the same rules on a clock four
+times as fast, every rule the faults break decided by the same answer or the same silence."""
+
+
 def waitForPeer(child: Child, target: str, local: str, port: int) -> None:
     """Until the peer answers MSG01 (it answers at the protocol port of the sender's address).
 
@@ -313,7 +334,8 @@ class VelhaChecks(ConformanceRuns):
         return f"{net}.2", f"{net}.1", f"{net}.3", str(freePort(socket.SOCK_DGRAM))
 
     def checkPeer(self, target: str, local: str, local2: str, port: str, *more: str) -> tuple[int, Any, str]:
-        fast = ("--move-delay", "0.05", "--start-grace", "0.5")
+        # the same options as the peer's: its pace, and half a second of grace on the clock both scale
+        fast = ("--move-delay", "0.02", "--start-grace", str(0.5 / TIME_SCALE), "--time-scale", str(TIME_SCALE))
         return self.check("--target", target, "--local", local, "--local2", local2, "--port", port, *fast, *more)
 
     def test_velhanetPeerPasses(self) -> None:
@@ -322,7 +344,8 @@ class VelhaChecks(ConformanceRuns):
             twistd(
                 "velha",
                 *("--nick", "Bo", "--bot", "--interface", target, "--announce", local, "--port", port),
-                *("--invite", "vinvite", "--move-delay", "0.05", "--start-grace", "0.5"),
+                *("--invite", "vinvite", "--move-delay", "0.02", "--start-grace", str(0.5 / TIME_SCALE)),
+                *("--time-scale", str(TIME_SCALE)),
             )
         )
         waitForPeer(self.child, target, local, int(port))
@@ -330,7 +353,8 @@ class VelhaChecks(ConformanceRuns):
 
     def runFault(self, anchor: str, status: str) -> None:
         target, local, local2, port = self.addresses(1 + list(VELHA_FAULTS).index(anchor))
-        self.start([PYTHON, "-m", "tests.broken.velha_peer", target, local, anchor, port], firstLine=True)
+        peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, anchor, port, str(TIME_SCALE)]
+        self.start(peer, firstLine=True)
         self.assertOnly(*self.checkPeer(target, local, local2, port), anchor, status)
 
     locals().update(faultTests(VELHA_FAULTS))

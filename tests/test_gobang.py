@@ -507,8 +507,9 @@ class RealFifoTests(TestCase):
         service = self.startServer()
         pid = str(os.getpid())
         self.assertTrue((self.dir / f"gbs.{os.getpid():05d}").is_fifo())
-        black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir), "--bot", "--seed", "1"))
-        white = self.spawn(*clientCommand("-w", pid, "--fifo-dir", str(self.dir), "--bot", "--seed", "2"))
+        fast = ("--bot", "--bot-delay", "0.01")  # a whole game, not 0.2 s a move
+        black = self.spawn(*clientCommand("-b", pid, "--fifo-dir", str(self.dir), *fast, "--seed", "1"))
+        white = self.spawn(*clientCommand("-w", pid, "--fifo-dir", str(self.dir), *fast, "--seed", "2"))
         yield self.waitFor(black, white)
         outputs = [p.stdout.read() if p.stdout else "" for p in (black, white)]
         self.assertEqual((black.returncode, white.returncode), (0, 0), outputs)

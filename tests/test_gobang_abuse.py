@@ -77,8 +77,9 @@ class KillProofTests(TestCase):
             group=user,
             extra_groups=[] if user is not None else None,
         )
-        self.addCleanup(process.kill)  # a no-op once the process has exited
+        # cleanups run last added first: kill (a no-op once the process has exited), then reap it
         self.addCleanup(lambda: process.wait())
+        self.addCleanup(process.kill)
         return process
 
     @inlineCallbacks

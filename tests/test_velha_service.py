@@ -19,6 +19,7 @@ from twisted.python import usage
 from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase, TestCase
 
+from velhanet.scaledclock import ScaledClock
 from velhanet.velha import service as serviceModule
 from velhanet.velha import wire
 from velhanet.velha.service import VelhaService, broadcastAddresses, logTrace
@@ -34,6 +35,18 @@ class OptionsTests(SynchronousTestCase):
         options = Options()
         options.parseOptions(list(args))
         return options
+
+    def test_timeScale(self) -> None:
+        """``--time-scale``: the peer's timers run on a scaled clock; the default is the reactor itself."""
+        fake = UdpReactor()
+        options = self.parse("--nick", "Bo", "--bot", "--time-scale", "0.25")
+        options["announce"] = ["127.0.0.8"]
+        service = VelhaService(options, fake)
+        service.startService()
+        self.assertIsInstance(service.peer.clock, ScaledClock)  # type: ignore[union-attr]
+        self.assertIn(45.0, [call.getTime() for call in fake.getDelayedCalls()])  # the next MSG01: 180 s at 0.25
+        self.assertEqual(self.parse("--nick", "Bo")["time-scale"], 1.0)
+        self.assertRaises(usage.UsageError, self.parse, "--nick", "Bo", "--time-scale", "0")
 
     def test_defaults(self) -> None:
         options = self.parse("--nick", "Bo")
@@ -228,18 +241,22 @@ def velhaArgs(nick: str, interface: str, announce: str, port: int, *more: str) -
 
 
 @inlineCallbacks
-def startPair(testCase: TestCase, anaHost: str, boHost: str, moveDelay: str):  # type: ignore[no-untyped-def]
+def startPair(  # type: ignore[no-untyped-def]
+    testCase: TestCase, anaHost: str, boHost: str, moveDelay: str, anaMoveDelay: str | None = None
+):
     """Ana, once she listens and has announced herself; then Bo, who invites her when he hears her.
 
     Both bots share a UDP port the OS found free on both addresses (the
     protocol sends to the port it listens on). Returns Ana, Bo, and Bo's
-    arguments (to start him again).
+    arguments (to start him again). ``anaMoveDelay``: Ana's, if not Bo's.
     """
     port = freeUdpPort(anaHost, boHost)
-    common = ["--bot", "--move-delay", moveDelay, "--trace"]
-    ana = Peer(testCase, "Ana", *velhaArgs("Ana", anaHost, boHost, port, *common))
+    # --start-grace: between two velhanet bots nobody needs the original's 8 s to start a game
+    common = ["--bot", "--start-grace", "0.5", "--trace"]
+    anaArgs = velhaArgs("Ana", anaHost, boHost, port, "--move-delay", anaMoveDelay or moveDelay, *common)
+    ana = Peer(testCase, "Ana", *anaArgs)
     yield ana.waitFor(f"-> udp {re.escape(boHost)} b'01008Ana'")
-    boArgs = velhaArgs("Bo", boHost, anaHost, port, "--invite", "Ana", *common)
+    boArgs = velhaArgs("Bo", boHost, anaHost, port, "--invite", "Ana", "--move-delay", moveDelay, *common)
     return ana, Peer(testCase, "Bo", *boArgs), boArgs
 
 
@@ -284,13 +301,16 @@ class KilledPeerTests(TestCase):
 
     @inlineCallbacks
     def test_survivorPlaysAgain(self):
-        ana, bo, boArgs = yield startPair(self, "127.0.0.41", "127.0.0.42", moveDelay="0.3")
+        # Bo's 0.3 s a move keeps the first series going long after the kill (at least 22 such moves)
+        ana, bo, boArgs = yield startPair(self, "127.0.0.41", "127.0.0.42", moveDelay="0.3", anaMoveDelay="0.05")
         yield ana.waitFor(r"<- tcp Bo b'08")
         killedAt = len(ana.output)
         yield bo.kill()  # SIGKILL: no MSG10, no MSG03, the kernel resets the connection
         yield ana.waitFor("match ended", after=killedAt)
         self.assertIsNone(ana.reason)  # the survivor is still up
-        Peer(self, "Bo again", *boArgs)
+        again = [*boArgs]
+        again[again.index("--move-delay") + 1] = "0.05"  # the next series at Ana's pace
+        Peer(self, "Bo again", *again)
         yield ana.waitFor(SERIES_OVER.pattern, after=killedAt)
 
 

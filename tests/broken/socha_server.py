@@ -1,6 +1,6 @@
 """velhanet's Software-Challenge server with one fault, chosen on the command line.
 
-    python -m tests.broken.socha_server PORT FAULT
+    python -m tests.broken.socha_server PORT FAULT [TIME_SCALE]
 
 Each fault breaks exactly one rule of ``docs/socha.md`` (its anchor is the
 fault's name).
@@ -97,7 +97,8 @@ FAULTS: dict[str, Any] = {
 
 def main() -> None:
     port, fault = int(sys.argv[1]), sys.argv[2]
-    lobby = SochaFactory(reactor, timeouts=fault != "socha-hard-timeout")
+    timeScale = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0  # as twistd socha-server --time-scale
+    lobby = SochaFactory(reactor, timeouts=fault != "socha-hard-timeout", timeScale=timeScale)
     lobby.buildProtocol = lambda addr: FAULTS[fault](lobby)  # type: ignore[method-assign]
     reactor.listenTCP(port, cast(ServerFactory, lobby), interface="127.0.0.1")
     print("ready", flush=True)

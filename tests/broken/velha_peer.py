@@ -1,8 +1,8 @@
 """velhanet's JogoVelha bot peer with one fault, chosen on the command line.
 
-    python -m tests.broken.velha_peer INTERFACE ANNOUNCE FAULT [PORT]
+    python -m tests.broken.velha_peer INTERFACE ANNOUNCE FAULT [PORT [TIME_SCALE]]
 
-It accepts every invitation, invites ``vinvite`` when it sees it, plays fast,
+It accepts every invitation, invites ``vinvite`` when it sees it, plays fast (0.02 s a move),
 and breaks exactly one rule of ``docs/velha.md`` (its anchor is the fault's name).
 """
 
@@ -154,6 +154,7 @@ FAULTS = {
 def main() -> None:
     interface, announce, fault = sys.argv[1:4]
     port = sys.argv[4] if len(sys.argv) > 4 else "20181"
+    timeScale = float(sys.argv[5]) if len(sys.argv) > 5 else 1.0  # --time-scale: its protocol timers
     FAULTS[fault]()
     options = Options()
     options.parseOptions(
@@ -168,9 +169,11 @@ def main() -> None:
             "--invite",
             "vinvite",
             "--move-delay",
-            "0.05",
+            "0.02",
             "--start-grace",
-            "0.5",
+            str(0.5 / timeScale),  # half a second of real time, on the scaled clock too
+            "--time-scale",
+            str(timeScale),
             "--port",
             port,
         ]

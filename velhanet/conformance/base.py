@@ -47,7 +47,19 @@ class Target:
     command: str = ""
     strict: bool = False
     timeout: float = 3.0
+    timeScale: float = 1.0
+    """``--time-scale``: every wait of the checks that honour it, the rules' limits too, times this."""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def seconds(self, nominal: float) -> float:
+        """``nominal`` seconds on this run's clock (``--time-scale``)."""
+        return nominal * self.timeScale
+
+    def limit(self, nominal: float) -> str:
+        """A limit as a report names it: ``15 s``, or ``15 s (3 s at --time-scale 0.2)``."""
+        if self.timeScale == 1.0:
+            return f"{nominal:g} s"
+        return f"{nominal:g} s ({self.seconds(nominal):g} s at --time-scale {self.timeScale:g})"
 
     def describe(self) -> str:
         if self.family == "gobang":

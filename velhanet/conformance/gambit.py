@@ -49,7 +49,7 @@ class GambitConformance(ConformanceCase):
 
     def client(self) -> JsonClient:
         try:
-            client = JsonClient(self.target.host, self.target.port, self.target.timeout)
+            client = JsonClient(self.target.host, self.target.port, self.target.seconds(self.target.timeout))
         except OSError as error:
             self.precondition(False, f"no new connection to the server: {error}")
             raise
@@ -137,7 +137,7 @@ class GambitConformance(ConformanceCase):
             first is not None and first.cmd == Cmd.ERROR,
             f"JOIN with the opponent's name must get ERROR; got {describe(first)}",
         )
-        later = black.receive(timeout=0.5)
+        later = black.receive(timeout=self.target.seconds(0.5))
         if later is not None and later.cmd == Cmd.OK:
             self.deviation("after the ERROR the join happened anyway (an OK followed), as in the original server")
 
@@ -165,9 +165,9 @@ class GambitConformance(ConformanceCase):
             relayed is not None and relayed.cmd == Cmd.MOVE and relayed.args == f"{gameId}:e2e4",
             f"the opponent must get MOVE with args '{gameId}:e2e4' unchanged; got {describe(relayed)}",
         )
-        echo = white.receive(timeout=0.5)
+        echo = white.receive(timeout=self.target.seconds(0.5))
         self.require(echo is None, f"the server does not answer a MOVE; the sender got {describe(echo)}")
-        leak = bystander.receive(timeout=0.5)
+        leak = bystander.receive(timeout=self.target.seconds(0.5))
         self.require(leak is None, f"a player of another game must not see the MOVE; it got {describe(leak)}")
 
     @rule("gambit-end")

@@ -10,17 +10,37 @@ tells clients apart by pid. Rules: ``gobang-fifo.de.txt`` and
 from __future__ import annotations
 
 import os
+import select
 import stat
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from velhanet.conformance.base import ConformanceCase, Target, rule
 from velhanet.gobang.fifo import isAlive
 
 Words = list[tuple[int, int, int]]
+
+AGENT_TIMEOUT = 20.0
+"""Seconds an agent waits for the server's next word before it gives up (exit status 12)."""
+
+SIGNON_PAUSE = 0.3
+"""Seconds black's signon has to be answered before white signs on (the two then join one game)."""
+
+KILL_WAIT = 10.0
+"""Seconds the server has to remove its FIFO after Kill."""
+
+
+def wordsOf(output: str) -> Words:
+    """The words an agent printed (``op x y`` lines), in order."""
+    words = []
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            words.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    return words
 
 
 class Agent:
@@ -34,8 +54,11 @@ class Agent:
         byteOrderName: str = "native",
         delay: float = 0.0,
         prefix: Sequence[str] = (),
+        timeout: float = AGENT_TIMEOUT,
     ) -> None:
         """``prefix``: how to start it beside a sandboxed server (in its PID namespace, ``nsenter …``)."""
+        self.seen = ""
+        """What it printed before L{finish}, read by L{waitFor}."""
         agent = [sys.executable, "-m", "velhanet.conformance.gobangagent", directory, str(serverPid), str(opcode)]
         self.process = subprocess.Popen(
             [*prefix, *agent, *script],
@@ -44,7 +67,10 @@ class Agent:
             text=True,
             cwd=cwd,
             env=dict(
-                os.environ, GOBANG_BYTE_ORDER=byteOrderName, GOBANG_AGENT_TIMEOUT="20", GOBANG_AGENT_DELAY=str(delay)
+                os.environ,
+                GOBANG_BYTE_ORDER=byteOrderName,
+                GOBANG_AGENT_TIMEOUT=str(timeout),
+                GOBANG_AGENT_DELAY=str(delay),
             ),
         )
 
@@ -53,18 +79,28 @@ class Agent:
             self.process.kill()
             self.process.wait()
 
+    def waitFor(self, done: Callable[[Words], bool], timeout: float) -> None:
+        """Return once the words it printed so far are ``done``, it has ended, or after ``timeout`` s."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()  # read beside the text wrapper, whose buffer stays empty for finish
+        deadline = time.monotonic() + timeout
+        while not done(wordsOf(self.seen)):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                return
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return
+            self.seen += chunk.decode(errors="replace")
+
     def finish(self, timeout: float = 30) -> tuple[int | None, Words, str]:
         try:
             output, _ = self.process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
             output, _ = self.process.communicate()
-        words = []
-        for line in output.splitlines():
-            parts = line.split()
-            if len(parts) == 3 and all(p.isdigit() for p in parts):
-                words.append((int(parts[0]), int(parts[1]), int(parts[2])))
-        return self.process.returncode, words, output
+        output = self.seen + output
+        return self.process.returncode, wordsOf(output), output
 
 
 def ops(words: Words) -> list[int]:
@@ -122,6 +158,7 @@ class GobangConformance(ConformanceCase):
             byteOrderName=self.target.extra.get("byteOrder", "native"),
             delay=delay,
             prefix=self.target.extra.get("agentPrefix", ()),
+            timeout=self.target.seconds(AGENT_TIMEOUT),
         )
         self.addCleanup(agent.stop)
         return agent
@@ -137,9 +174,10 @@ class GobangConformance(ConformanceCase):
         """A game between two scripted players (a precondition: reaching the server's FIFO)."""
         self.needsFifo()
         blackAgent = self.agent(1, *black)
-        time.sleep(0.3)  # black signs on first, so both join the same (next) game
+        # black signs on first, so both join the same (next) game: its first word says it has
+        blackAgent.waitFor(bool, SIGNON_PAUSE)
         whiteAgent = self.agent(2, *white)
-        results = blackAgent.finish(), whiteAgent.finish()
+        results = blackAgent.finish(self.target.seconds(30)), whiteAgent.finish(self.target.seconds(30))
         self.precondition(all(code != 10 for code, _, _ in results), "the players could not reach the server's FIFO")
         return results
 
@@ -220,12 +258,12 @@ class GobangConformance(ConformanceCase):
         """A kibitzer gets the size, the stones already placed, then the game (kibitz is optional)."""
         self.needsFifo()
         black = self.agent(1, "1,1", "2,1", "3,1", "4,1", "5,1", delay=0.4)
-        time.sleep(0.3)
+        black.waitFor(bool, SIGNON_PAUSE)
         white = self.agent(2, "1,3", "2,3", "3,3", "4,3", delay=0.4)
-        time.sleep(2.0)  # a few stones are on the board
+        black.waitFor(lambda words: sum(op in (5, 6) for op in ops(words)) >= 3, 2.0)  # a few stones are placed
         kibitz = self.agent(3)
-        black.finish(), white.finish()
-        code, words, output = kibitz.finish(timeout=10)
+        black.finish(self.target.seconds(30)), white.finish(self.target.seconds(30))
+        code, words, output = kibitz.finish(timeout=self.target.seconds(10))
         if not words:
             self.deviation(f"no answer to a kibitz signon (the text makes kibitz optional); {output.strip()!r}")
         self.require(words[0][0] == 7, f"a kibitzer's first answer must be opcode 7; got {words[:1]}")
@@ -240,9 +278,8 @@ class GobangConformance(ConformanceCase):
         path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"
         extra, prefix = self.target.extra, self.target.extra.get("agentPrefix", ())
         agent = Agent(self.target.fifoDir, self.target.pid, 15, cwd=extra.get("cwd"), prefix=prefix)
-        code, _, _ = agent.finish(5)
-        for _ in range(50):
-            if not path.exists():
-                break
-            time.sleep(0.1)
-        self.require(not path.exists(), f"{path} must be gone after Kill")
+        self.addCleanup(agent.stop)  # the server it stopped answers nothing: the agent would wait its whole limit
+        deadline = time.monotonic() + self.target.seconds(KILL_WAIT)
+        while path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling a path: no event to wait for across processes
+        self.require(not path.exists(), f"{path} must be gone after Kill (waited {self.target.limit(KILL_WAIT)})")

@@ -170,6 +170,14 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         default=None,
         help="seconds to wait for each answer of the target before the rule FAILs (default: 3; 15 for velha)",
     )
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        metavar="FACTOR",
+        help="velha, gobang, gambit, socha: multiply every wait of the checker, the rules' limits too, by FACTOR; "
+        "for velhanet's own tests and for quick runs against a target that answers at once (default: %(default)s)",
+    )
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
     parser.add_argument(
         "--only",
@@ -198,6 +206,8 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--quiet", action="store_true", help="print only the summary (and FAIL lines)")
     addSandboxArguments(parser)
     arguments = parser.parse_args(argv)
+    if arguments.time_scale <= 0:
+        parser.error(f"--time-scale must be more than 0, not {arguments.time_scale:g}")
     if arguments.only:
         anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
         if not any(selected(arguments.only, test.id(), ruleOf(test)[1]) for test in checksOf(arguments.family)):
@@ -220,6 +230,7 @@ def targetFrom(arguments: argparse.Namespace) -> Target:
     chosen.fifoDir = arguments.fifo_dir
     chosen.command = arguments.command
     chosen.strict = arguments.strict
+    chosen.timeScale = arguments.time_scale
     chosen.extra["local"] = arguments.local
     chosen.extra["local2"] = arguments.local2
     chosen.extra["byteOrder"] = arguments.byte_order

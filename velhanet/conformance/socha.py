@@ -98,7 +98,7 @@ class SochaConformance(ConformanceCase):
 
     def client(self) -> XmlClient:
         try:
-            client = XmlClient(self.target.host, self.target.port, self.target.timeout)
+            client = XmlClient(self.target.host, self.target.port, self.target.seconds(self.target.timeout))
         except OSError as error:
             self.precondition(False, f"no new connection to the server: {error}")
             raise
@@ -172,7 +172,7 @@ class SochaConformance(ConformanceCase):
         )
         assert second[0] is not None
         self.require(second[0].find("data").get("color") == "TWO", "the second player is team TWO")  # type: ignore[union-attr]
-        extra = two.receive(timeout=0.5)
+        extra = two.receive(timeout=self.target.seconds(0.5))
         self.require(extra is None, f"player TWO must not be asked to move first; got {describe(extra)}")
 
     @rule("socha-full-game")
@@ -200,7 +200,7 @@ class SochaConformance(ConformanceCase):
                 self.require(result is not None, "both players must get the <result>")
             left, _ = client.waitForAny(("left",))
             self.require(left is not None, "<left roomId/> must follow the result (the real client needs it)")
-            extra = client.receive(timeout=0.5)
+            extra = client.receive(timeout=self.target.seconds(0.5))
             self.require(
                 not client.closedByPeer,
                 f"the server must let the client close first after <left/>; got {describe(extra)}",
@@ -241,8 +241,11 @@ class SochaConformance(ConformanceCase):
     def test_hardTimeout(self) -> None:
         """No move within 10 s ends the game against the player asked."""
         one, two, roomId, state = self.started()
-        result, _ = two.waitFor("result", timeout=13)
-        self.require(result is not None, "10 s after the moveRequest the game must end with a result; got nothing")
+        result, _ = two.waitFor("result", timeout=self.target.seconds(13))
+        self.require(
+            result is not None,
+            f"{self.target.limit(10)} after the moveRequest the game must end with a result; got nothing",
+        )
 
     @rule("socha-unknown-reservation")
     def test_unknownReservationIsAnErrorpacket(self) -> None:
@@ -260,7 +263,7 @@ class SochaConformance(ConformanceCase):
         """Malformed XML from one client ends that client only; others can still join."""
         intruder = self.client()
         intruder.send("<!DOCTYPE boom [<!ENTITY a 'aaaa'>]><join/>")
-        intruder.receive(timeout=1)
+        intruder.receive(timeout=self.target.seconds(1))
         stopped = probe(self.target)
         self.require(stopped is None, f"the server must keep serving after malformed XML; {stopped}")
         _, answer = self.join()

@@ -22,7 +22,7 @@ import socket
 import time
 
 from velhanet.conformance.base import ConformanceCase, Target, rule
-from velhanet.conformance.velhaplayer import SeriesDriver, Udp, receiveStart
+from velhanet.conformance.velhaplayer import SeriesDriver, Udp, helloRoundTrip, receiveStart
 from velhanet.velha import wire
 from velhanet.velha.invite import ANSWER_DELAY, ANSWER_RESEND, CONNECT_DELAY
 
@@ -33,32 +33,6 @@ INVITED_NICK = "vinvite"
 nowhere else, so a peer started with ``--invite vinvite`` invites it whenever that check runs."""
 
 
-def _helloRoundTrip(target: Target, udp: Udp) -> tuple[str | None, bool]:
-    """Send MSG01; (why the target cannot be reached, or None; whether MSG02 came back).
-
-    MSG02 goes to our address at the protocol port, where ``udp`` listens,
-    from whatever port the target likes (the original program answers from a
-    new one), so it is received there. The MSG01 leaves from a second, connected
-    socket: the kernel reports an ICMP "port unreachable" only on a connected
-    socket.
-    """
-    local = target.extra.get("local", "127.0.0.1")
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
-        try:
-            sender.bind((local, 0))
-            sender.connect((target.host, target.port))
-            sender.send(wire.encode(wire.Hello(NICK)))
-            answered = udp.receive(wire.HelloReply, target.host, min(target.timeout, 5.0)) is not None
-            sender.setblocking(False)
-            with contextlib.suppress(BlockingIOError):
-                sender.recv(64)  # raises the ICMP error, if one came
-        except ConnectionRefusedError:
-            return f"nothing listens on UDP {target.host}:{target.port}", False
-        except OSError as error:
-            return f"cannot reach {target.host}:{target.port}: {error.strerror or error}", False
-    return None, answered
-
-
 def canTest(target: Target) -> str | None:
     """Something listens on the peer's UDP port (no ICMP 'port unreachable'); remember if it answers MSG01."""
     local = target.extra.get("local", "127.0.0.1")
@@ -67,7 +41,7 @@ def canTest(target: Target) -> str | None:
     except OSError as error:
         return f"cannot bind our own UDP port {local}:{target.port} (--local): {error.strerror or error}"
     try:
-        unreachable, answered = _helloRoundTrip(target, udp)
+        unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, NICK, target.seconds(HELLO_WAIT))
     finally:
         udp.close()
     if unreachable is not None:
@@ -77,15 +51,20 @@ def canTest(target: Target) -> str | None:
 
 
 def probe(target: Target) -> str | None:
-    """Still serving: its UDP port is open and, if it answered MSG01 before, it still does."""
+    """Still serving: its UDP port is open and, if it answered MSG01 before, it still does.
+
+    A peer that never answered MSG01 has only its port to show: the probe
+    then waits L{DEAF_WAIT} for the ICMP "port unreachable" of a closed one.
+    """
     local = target.extra.get("local", "127.0.0.1")
     try:
         udp = Udp(local, target.port)
     except OSError:
         return None  # our own port is busy for a moment (a check's cleanup): nothing to say about the target
+    wait = HELLO_WAIT if target.extra.get("answersHello") else DEAF_WAIT
     try:
         for _ in range(2):
-            unreachable, answered = _helloRoundTrip(target, udp)
+            unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, NICK, target.seconds(wait))
             if unreachable is not None:
                 return f"{unreachable} any more"
             if answered or not target.extra.get("answersHello"):
@@ -95,11 +74,17 @@ def probe(target: Target) -> str | None:
         udp.close()
 
 
+HELLO_WAIT = 5.0
+"""Seconds the checker's own MSG01 (before the checks, and between them) waits for MSG02."""
+
 DEAF_WAIT = 1.0
 """Seconds a check's first MSG01 waits for MSG02 from a peer that did not answer the first MSG01 of the run."""
 
 INVITE_WAIT = 30.0
 """Seconds a MSG04 waits for its MSG05 (the rule velha-invite's own limit)."""
+
+BACK_IN_LOBBY = 0.5
+"""Seconds a peer that keeps the connection after its match gets to be back in its lobby."""
 
 
 class VelhaConformance(ConformanceCase):
@@ -125,14 +110,14 @@ class VelhaConformance(ConformanceCase):
         if timeout is None:
             timeout = DEAF_WAIT if self.target.extra.get("answersHello") is False else self.target.timeout
         self.udp.send(self.peer, wire.encode(wire.Hello(NICK)))
-        return self.udp.receive(wire.HelloReply, self.peer, timeout)  # type: ignore[return-value]
+        return self.udp.receive(wire.HelloReply, self.peer, self.target.seconds(timeout))  # type: ignore[return-value]
 
     def inviteAnswer(self) -> wire.InviteAnswer | None:
         """MSG04, and its MSG05 within 30 s; once one MSG04 of this run went unanswered, None at once."""
         if self.target.extra.get("invitesUnanswered"):
             return None
         self.udp.send(self.peer, wire.encode(wire.Invite(NICK)))
-        answer = self.udp.receive(wire.InviteAnswer, self.peer, INVITE_WAIT)
+        answer = self.udp.receive(wire.InviteAnswer, self.peer, self.target.seconds(INVITE_WAIT))
         if answer is None:
             self.target.extra["invitesUnanswered"] = True
         return answer  # type: ignore[return-value]
@@ -149,13 +134,15 @@ class VelhaConformance(ConformanceCase):
         for _attempt in range(3):
             received = self.inviteAnswer()
             self.precondition(
-                received is not None, "needs an answer to MSG04: none came in 30 s", dependsOn="velha-invite"
+                received is not None,
+                f"needs an answer to MSG04: none came in {self.target.limit(INVITE_WAIT)}",
+                dependsOn="velha-invite",
             )
             assert isinstance(received, wire.InviteAnswer)
             answer = received
             if answer.accepted:
                 return answer
-            time.sleep(5)
+            time.sleep(self.target.seconds(5))
         assert answer is not None
         self.precondition(
             False,
@@ -169,7 +156,7 @@ class VelhaConformance(ConformanceCase):
             self.udp.send(self.peer, wire.encode(wire.InviteAck()))
             # As velhanet's inviter: the original program can take the
             # connection only a moment after its MSG05 (docs/velha.md).
-            time.sleep(CONNECT_DELAY)
+            time.sleep(self.target.seconds(CONNECT_DELAY))
         try:
             connection = socket.create_connection((self.peer, answer.port), timeout=10)
         except OSError as error:
@@ -179,22 +166,35 @@ class VelhaConformance(ConformanceCase):
         return connection
 
     def giveUp(self, connection: socket.socket) -> None:
-        """End a match we opened the way the text ends one: MSG10, then close."""
+        """End a match we opened the way the text ends one: MSG10, then close.
+
+        The next check starts once the peer is back in its lobby: when it has
+        closed its side too, or (a peer that keeps the connection) 0.5 s later.
+        """
         with contextlib.suppress(OSError):
             connection.sendall(wire.encodeStream(wire.GiveUp()))
+            connection.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + self.target.seconds(BACK_IN_LOBBY)
+        with contextlib.suppress(OSError):  # a timeout, or a reset: the wait is over either way
+            while (remaining := deadline - time.monotonic()) > 0:
+                connection.settimeout(remaining)
+                if not connection.recv(4096):
+                    break  # the peer closed: its match is over
         connection.close()
-        time.sleep(0.5)  # the peer is back in the lobby before the next check
 
     def playSeries(self, connection: socket.socket, isInvitee: bool) -> SeriesDriver:
         driver = SeriesDriver(connection, isInvitee, self.target.extra.get("moveDelay", 0.3))
-        driver.settings.startGrace = self.target.extra.get("startGrace", driver.settings.startGrace)
+        settings = driver.settings
+        settings.startGrace = self.target.seconds(self.target.extra.get("startGrace", settings.startGrace))
+        settings.start, settings.peer = self.target.seconds(settings.start), self.target.seconds(settings.peer)
         if isInvitee:
             driver.machine.begin()
         else:
             driver.machine.awaitStart()
-        driver.run(timeout=300)
-        connection.close()  # a peer that keeps the connection after the series (the original) is back in its lobby
-        time.sleep(0.5)
+        driver.run(timeout=self.target.seconds(300))
+        connection.close()
+        if not driver.peerClosed:
+            time.sleep(self.target.seconds(BACK_IN_LOBBY))  # a peer that keeps the connection (the original)
         return driver
 
     def checkSeries(self, driver: SeriesDriver) -> None:
@@ -224,7 +224,7 @@ class VelhaConformance(ConformanceCase):
         answer = self.hello(15)
         self.require(
             answer is not None,
-            "MSG02 must answer MSG01 within 15 s, sent to our IP at port 20181; got nothing",
+            f"MSG02 must answer MSG01 within {self.target.limit(15)}, sent to our IP at port 20181; got nothing",
         )
 
     @rule("velha-malformed-datagrams", last=True)
@@ -242,17 +242,20 @@ class VelhaConformance(ConformanceCase):
         """MSG04 gets MSG05; after MSG06 and the TCP connection the invitee sends MSG07."""
         self.hello()
         answer = self.inviteAnswer()
-        self.require(answer is not None, "MSG05 must answer MSG04 within 30 s; got nothing")
+        self.require(
+            answer is not None, f"MSG05 must answer MSG04 within {self.target.limit(INVITE_WAIT)}; got nothing"
+        )
         assert isinstance(answer, wire.InviteAnswer)
         self.precondition(
             answer.accepted, f"needs a peer that accepts invitations; it answered {wire.encode(answer)!r}"
         )
         connection = self.connect(answer)
-        data = receiveStart(connection, self.target.timeout)
+        data = receiveStart(connection, self.target.seconds(self.target.timeout))
         self.giveUp(connection)
         self.require(
             data,
-            f"the invitee must send MSG07 once connected and acknowledged; got nothing in {self.target.timeout:g} s",
+            "the invitee must send MSG07 once connected and acknowledged;"
+            f" got nothing in {self.target.limit(self.target.timeout)}",
         )
 
     @rule("velha-answer-nick")
@@ -273,14 +276,14 @@ class VelhaConformance(ConformanceCase):
     def test_connectionWithoutMsg06(self) -> None:
         """The TCP connection alone (MSG06 lost) still starts the match."""
         answer = self.invite()
-        time.sleep(1)  # the peer has settled after its MSG05: no race decides this check
+        time.sleep(self.target.seconds(1))  # the peer has settled after its MSG05: no race decides this check
         connection = self.connect(answer, sendAck=False)
-        withoutAck = receiveStart(connection, 5)
+        withoutAck = receiveStart(connection, self.target.seconds(5))
         withAck = b""
         if not withoutAck:
             # Leave the peer as the protocol would: the late MSG06 completes the handshake.
             self.udp.send(self.peer, wire.encode(wire.InviteAck()))
-            withAck = receiveStart(connection, 5)
+            withAck = receiveStart(connection, self.target.seconds(5))
         self.giveUp(connection)
         self.precondition(
             withoutAck or withAck, "needs a peer that sends MSG07 at all (after MSG06 too, none came)", "velha-invite"
@@ -306,27 +309,28 @@ class VelhaConformance(ConformanceCase):
         # The target learns of us by our MSG01 or MSG02 (a peer deaf to one still hears the other).
         self.udp.send(self.peer, wire.encode(wire.Hello(INVITED_NICK)))
         self.udp.send(self.peer, wire.encode(wire.HelloReply(INVITED_NICK)))
-        invitation = self.udp.receive(wire.Invite, self.peer, 10)
+        invitation = self.udp.receive(wire.Invite, self.peer, self.target.seconds(10))
         if invitation is None:
             self.skipTest(
-                f"the target did not invite {INVITED_NICK} within 10 s: start it with --invite {INVITED_NICK}"
+                f"the target did not invite {INVITED_NICK} within {self.target.limit(10)}:"
+                f" start it with --invite {INVITED_NICK}"
             )
         # As velhanet's invitee: no answer sooner than 0.5 s after the MSG04
         # (the original starts waiting for it only after its send returns, and
         # drops an earlier one), and again every 2 s until the connection comes.
-        time.sleep(ANSWER_DELAY)
+        time.sleep(self.target.seconds(ANSWER_DELAY))
         answer = wire.encode(wire.InviteAnswer(INVITED_NICK, listener.getsockname()[1]))
         connection = None
         for _ in range(round(30 / ANSWER_RESEND)):
             self.udp.send(self.peer, answer)
-            listener.settimeout(ANSWER_RESEND)
+            listener.settimeout(self.target.seconds(ANSWER_RESEND))
             try:
                 connection, _ = listener.accept()
                 break
             except TimeoutError:
                 continue
         if connection is None:
-            self.fail("after MSG05 with a port, the inviter must connect; it did not within 30 s")
+            self.fail(f"after MSG05 with a port, the inviter must connect; it did not within {self.target.limit(30)}")
         self.addCleanup(connection.close)
         self.checkSeries(self.playSeries(connection, isInvitee=True))
 
@@ -334,15 +338,18 @@ class VelhaConformance(ConformanceCase):
     def test_busyPeerRefusesAtOnce(self) -> None:
         """A peer in a match answers another MSG04 at once with MSG05 nick|0."""
         connection = self.connect(self.invite())
-        receiveStart(connection, 5)
+        receiveStart(connection, self.target.seconds(5))
         other = Udp(self.target.extra.get("local2", "127.0.0.3"), self.target.port)
         self.addCleanup(other.close)
         other.send(self.peer, wire.encode(wire.Hello(OTHER_NICK)))
-        other.receive(wire.HelloReply, self.peer, 5)
+        deaf = self.target.extra.get("answersHello") is False  # then its MSG02 costs only the short wait
+        other.receive(wire.HelloReply, self.peer, self.target.seconds(DEAF_WAIT if deaf else 5))
         other.send(self.peer, wire.encode(wire.Invite(OTHER_NICK)))
-        answer = other.receive(wire.InviteAnswer, self.peer, 5)
+        answer = other.receive(wire.InviteAnswer, self.peer, self.target.seconds(5))
         self.giveUp(connection)
-        self.require(answer is not None, "a busy peer must answer MSG04 at once; got nothing in 5 s")
+        self.require(
+            answer is not None, f"a busy peer must answer MSG04 at once; got nothing in {self.target.limit(5)}"
+        )
         assert isinstance(answer, wire.InviteAnswer)
         self.require(answer.port == 0, f"a busy peer must refuse with port 0; got port {answer.port}")
         if answer.nick == OTHER_NICK:
@@ -352,7 +359,7 @@ class VelhaConformance(ConformanceCase):
     def test_malformedFrameDoesNotBreakTheMatch(self) -> None:
         """A malformed TCP frame is dropped; the match goes on."""
         connection = self.connect(self.invite())
-        data = receiveStart(connection, self.target.timeout)
+        data = receiveStart(connection, self.target.seconds(self.target.timeout))
         if not data:
             self.giveUp(connection)
         self.precondition(data, "needs a match that starts with MSG07", dependsOn="velha-invite")

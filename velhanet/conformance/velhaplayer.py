@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import select
 import socket
 import time
 
@@ -28,23 +29,36 @@ class Udp:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind((local, port))
+        self.socket.setblocking(False)  # read only when select says a datagram is there
         self.port = port
 
     def send(self, host: str, data: bytes) -> None:
         self.socket.sendto(data, (host, self.port))
 
-    def receive(self, kind: type, sender: str, timeout: float) -> object | None:
-        """The next datagram of ``kind`` from ``sender`` within ``timeout`` seconds."""
+    def receive(
+        self, kind: type, sender: str, timeout: float, unless: socket.socket | None = None
+    ) -> object | None:
+        """The next datagram of ``kind`` from ``sender`` within ``timeout`` seconds.
+
+        ``unless``: a socket whose news ends the wait at once (None): the
+        connected socket that sent our datagram, on which an ICMP "port
+        unreachable" arrives when nothing listens any more.
+        """
         deadline = time.monotonic() + timeout
+        watched = [self.socket] if unless is None else [self.socket, unless]
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            self.socket.settimeout(remaining)
+            ready, _, _ = select.select(watched, [], [], remaining)
+            if not ready:
+                return None
+            if self.socket not in ready:
+                return None  # news on ``unless``: its reader says what it is
             try:
                 data, (host, _) = self.socket.recvfrom(2048)
-            except TimeoutError:
-                return None
+            except (TimeoutError, BlockingIOError):
+                continue
             if host != sender:
                 continue
             try:
@@ -56,6 +70,31 @@ class Udp:
 
     def close(self) -> None:
         self.socket.close()
+
+
+def helloRoundTrip(udp: Udp, local: str, host: str, port: int, nick: str, wait: float) -> tuple[str | None, bool]:
+    """Send MSG01; (why the peer at host:port cannot be reached, or None; whether MSG02 came within ``wait``).
+
+    MSG02 goes to our address at the protocol port, where ``udp`` listens,
+    from whatever port the peer likes (the original program answers from a
+    new one), so it is received there. The MSG01 leaves from a second, connected
+    socket bound on ``local``: the kernel reports an ICMP "port unreachable"
+    only on a connected socket, and the wait ends as soon as either comes.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        try:
+            sender.bind((local, 0))
+            sender.connect((host, port))
+            sender.send(wire.encode(wire.Hello(nick)))
+            answered = udp.receive(wire.HelloReply, host, wait, unless=sender) is not None
+            sender.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                sender.recv(64)  # raises the ICMP error, if one came
+        except ConnectionRefusedError:
+            return f"nothing listens on UDP {host}:{port}", False
+        except OSError as error:
+            return f"cannot reach {host}:{port}: {error.strerror or error}", False
+    return None, answered
 
 
 class Recorder:
@@ -136,11 +175,18 @@ class SeriesDriver:
                 time.sleep(self.moveDelay)  # the reference program mishandles instant replies
                 self.machine.localMove(placeToPosition(self.bot.chooseMove(board)))
                 continue
-            self._read(min(1.0, max(0.01, deadline - time.monotonic())))
+            self._read(min(1.0, self._untilNextTimer(), max(0.01, deadline - time.monotonic())))
         if self.closeWanted and not self.peerClosed:
             closeBy = time.monotonic() + 3
             while not self.peerClosed and time.monotonic() < closeBy:
                 self._read(closeBy - time.monotonic())
+
+    def _untilNextTimer(self) -> float:
+        """Wall seconds until the match machine's next timer is due: a read waits no longer."""
+        due = [call.getTime() for call in self.clock.getDelayedCalls()]
+        if not due:
+            return 1.0
+        return min(due) - (time.monotonic() - self.started)
 
     def _read(self, timeout: float) -> None:
         self.connection.settimeout(max(timeout, 0.01))

@@ -106,8 +106,10 @@ class Lobby:
         timeouts: bool = True,
         paused: bool = False,
         rng: random.Random | None = None,
+        timeScale: float = 1.0,
     ) -> None:
         self.clock = clock
+        self.timeScale = timeScale
         self.limits = limits
         self.password = password
         self.wrongPasswords = AddressBuckets(limits.wrongPasswordsPerAddress, limits.wrongPasswordsPerMinute, clock)
@@ -131,6 +133,7 @@ class Lobby:
             self.removeRoom,
             self.observers.setdefault(roomId, []),
             timeouts=self.timeouts,
+            timeScale=self.timeScale,
             rng=random.Random(self.rng.random() if seed is None else seed),
             watcher=self.watcher,
             hidden=prepared and not self.showPrepared,

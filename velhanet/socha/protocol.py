@@ -278,10 +278,11 @@ class SochaFactory(Factory):
         limits: SochaLimits | None = None,
         watcher: GameWatcher = NO_WATCHER,
         showPrepared: bool = False,
+        timeScale: float = 1.0,
     ) -> None:
         self.clock = clock
         self.limits = limits or SochaLimits()
-        self.lobby = Lobby(clock, self.limits, password, timeouts, paused, rng)
+        self.lobby = Lobby(clock, self.limits, password, timeouts, paused, rng, timeScale)
         self.lobby.watcher = watcher
         self.lobby.showPrepared = showPrepared
         self._lastRendered: tuple[Element, bytes] | None = None

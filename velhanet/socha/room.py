@@ -103,6 +103,8 @@ class RoomCore:
     observers: list[Participant]
     slots: list[Slot] = field(default_factory=lambda: [Slot(0), Slot(1)])
     timeouts: bool = True
+    timeScale: float = 1.0
+    """``--time-scale``: the move time limits (soft 2 s, hard 10 s) times this."""
     packetGap: float = PACKET_GAP
     rng: random.Random = field(default_factory=random.Random)
     log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.socha.room"))
@@ -339,7 +341,7 @@ def _requestMove(inputs: Room, core: RoomCore, hold: bool) -> _Request:
     assert slot is not None and slot.client is not None
     slot.client.sendPacket(core.roomPacket(tag("data", {"class": "moveRequest"})))
     timed = core.timeouts and slot.canTimeout
-    timer = core.clock.callLater(HARD_TIMEOUT, inputs._hardTimeout) if timed else None
+    timer = core.clock.callLater(HARD_TIMEOUT * core.timeScale, inputs._hardTimeout) if timed else None
     return _Request(slot, core.clock.seconds(), timer, hold)
 
 
@@ -353,7 +355,7 @@ def _judge(inputs: Room, core: RoomCore, request: _Request, client: Participant,
         inputs._finished()
         return
     elapsed = int((core.clock.seconds() - request.requestedAt) * 1000)
-    if core.timeouts and slot.canTimeout and elapsed > SOFT_TIMEOUT_MS:
+    if core.timeouts and slot.canTimeout and elapsed > SOFT_TIMEOUT_MS * core.timeScale:
         core.violation(slot.team, "hat fuer die Antwort auf die Zugaufforderung laenger als 2 Sekunden gebraucht.")
         inputs._finished()
         return

@@ -44,6 +44,7 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         clock=reactor,
         password=options["password"],
         timeouts=not options["no-timeout"],
+        timeScale=options["time-scale"],
         paused=options["paused"],
         trace=traceToLog if options["trace"] else None,
         limits=options["limits"],

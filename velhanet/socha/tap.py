@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from twisted.python import usage
+
 from velhanet.limits import LimitOptions
 from velhanet.socha.lobby import SochaLimits
 from velhanet.socha.service import makeService
@@ -13,8 +15,8 @@ __all__ = ["Options", "makeService"]
 
 class Options(ShortUsage, LimitOptions):
     synopsis = (
-        "[--listen ENDPOINT] [--password PW] [--no-timeout] [--paused] [--trace] [--web ENDPOINT] "
-        "[--limit NAME=VALUE]..."
+        "[--listen ENDPOINT] [--password PW] [--no-timeout] [--time-scale FACTOR] [--paused] [--trace] "
+        "[--web ENDPOINT] [--limit NAME=VALUE]..."
     )
     limitsType = SochaLimits
     longdesc = (
@@ -35,5 +37,18 @@ class Options(ShortUsage, LimitOptions):
     optParameters = [
         ["listen", None, "tcp:13050:interface=127.0.0.1", "Twisted endpoint to listen on"],
         ["password", None, None, "administrator password [default: none, administration disabled]"],
+        [
+            "time-scale",
+            None,
+            1.0,
+            "the move time limits (a soft 2 s and a hard 10 s) times FACTOR, for velhanet's own tests and "
+            "quick runs",
+            float,
+        ],
         WEB_OPTION,
     ]
+
+    def postOptions(self) -> None:
+        super().postOptions()
+        if self["time-scale"] <= 0:
+            raise usage.UsageError(f"--time-scale must be more than 0, not {self['time-scale']:g}")

@@ -16,6 +16,7 @@ from twisted.internet.stdio import StandardIO
 from twisted.logger import ILogObserver, Logger, textFileLogObserver
 from twisted.python.components import Componentized
 
+from velhanet.scaledclock import scaledClock
 from velhanet.startup import StartupReport, listenReason
 from velhanet.tracing import Tracer, logTracer, noTrace, orGlobalReactor
 from velhanet.velha.frontends import BotFrontEnd, ConsoleFrontEnd
@@ -95,7 +96,7 @@ class VelhaService(MultiService):
             traces = noTrace, noTrace
         self.peer = Peer(
             options["nick"],
-            clock=reactor,
+            clock=scaledClock(reactor, options["time-scale"]),  # the protocol's timers; the bot's pace is its own
             network=ReactorTcpNetwork(reactor, options["interface"]),
             frontEnd=frontEnd,
             announceTargets=options["announce"] or broadcastAddresses(),

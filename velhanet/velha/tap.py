@@ -52,6 +52,14 @@ class Options(ShortUsage):
             "who starts game 1 when we are invited (our MSG07): inviter, invitee or random",
         ],
         ["seed", None, None, "seed for the bot and for a random MSG07, to replay games [default: random]", int],
+        [
+            "time-scale",
+            None,
+            1.0,
+            "every protocol timer (answer delays, resends, windows, --start-grace, --peer-timeout) times FACTOR, "
+            "for velhanet's own tests and quick runs; the bot's --move-delay stays",
+            float,
+        ],
         ["log-file", None, None, "console mode: where the log goes, '-' for twistd's [default: velha-NICK.log]"],
         WEB_OPTION,
     ]
@@ -82,3 +90,5 @@ class Options(ShortUsage):
         for name in ("move-delay", "peer-timeout", "start-grace"):
             if self[name] < 0:
                 raise usage.UsageError(f"--{name} must not be negative")
+        if self["time-scale"] <= 0:
+            raise usage.UsageError(f"--time-scale must be more than 0, not {self['time-scale']:g}")
