@@ -48,6 +48,16 @@ class SanTests(SynchronousTestCase):
         self.assertRaises(ValueError, record.play, "zz")
         self.assertEqual(record.sans, ["e4"])
 
+    def test_theLastMoveWithItsNumberAndTakingItBack(self) -> None:
+        record = recorded("e2e4")
+        self.assertEqual(record.numberedLast(), "1. e4")
+        record.play("e7e5")
+        self.assertEqual(record.numberedLast(), "1... e5")
+        record.undo()
+        self.assertEqual((record.sans, record.board.fen()), (["e4"], recorded("e2e4").board.fen()))
+        record.play("c7c5")
+        self.assertEqual(record.numbered(), "1. e4 c5")
+
     def test_resultOfAnEndText(self) -> None:
         self.assertEqual(resultOf("Ganan las negras por jaque mate (0-1)"), "0-1")
         self.assertEqual(resultOf("Draw agreed (1/2-1/2)"), "1/2-1/2")

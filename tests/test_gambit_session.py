@@ -8,6 +8,7 @@ import chess
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
+from velhanet.gambit.screen import runCommand
 from velhanet.gambit.session import (
     DRAW_ACK,
     END_GRACE,
@@ -17,7 +18,6 @@ from velhanet.gambit.session import (
     Session,
     SessionCore,
     SessionMachine,
-    runCommand,
 )
 from velhanet.gambit.wire import Cmd, Message
 
@@ -249,14 +249,14 @@ class SessionMachineTests(SynchronousTestCase):
         machine.play("Nf3")
         sent, said, _ = self.screen.taken()
         self.assertEqual(sent, [Message(Cmd.MOVE, "alice", "e215:g1f3")])
-        self.assertEqual(said[0], "You played Nf3")
+        self.assertEqual(said[0], "You played 1. Nf3")
         machine.play("e4")
         self.assertEqual(self.screen.taken(), ([], ["Not your turn."], []))
         machine.opponentMoved("garbage")
         self.assertIn("Ignored an unreadable move from bob", self.screen.taken()[1][0])
         machine.opponentMoved("e215:e7e5")
         said = self.screen.taken()[1]
-        self.assertEqual((said[0], said[-1]), ("bob played e5", "Your move:"))
+        self.assertEqual((said[0], said[-1]), ("bob played 1... e5", "Your move:"))
         self.assertEqual(core.board.peek(), chess.Move.from_uci("e7e5"))
 
     def test_playingRefusedMoveIsTakenBack(self) -> None:
@@ -372,7 +372,11 @@ class SessionMachineTests(SynchronousTestCase):
         )
         machine.ended("alice ha abandonado la partida")
         self.assertEqual(
-            self.screen.said, ["GAME OVER: Black wins by checkmate (the server says: alice ha abandonado la partida)"]
+            self.screen.said,
+            [
+                "The game: 1. f3 e5 2. g4 Qh4# 0-1",
+                "GAME OVER: Black wins by checkmate (the server says: alice ha abandonado la partida)",
+            ],
         )
         self.assertOver(machine, [0])
 
@@ -381,7 +385,10 @@ class SessionMachineTests(SynchronousTestCase):
         self.clock.advance(END_GRACE)
         self.assertEqual(
             self.screen.said,
-            ["GAME OVER: Black wins by checkmate (the server sent no END; the original Gambit server does not)"],
+            [
+                "The game: 1. f3 e5 2. g4 Qh4# 0-1",
+                "GAME OVER: Black wins by checkmate (the server sent no END; the original Gambit server does not)",
+            ],
         )
         self.assertOver(machine, [0])
 

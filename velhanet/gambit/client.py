@@ -101,6 +101,9 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--seed", type=int, default=None, help="with --bot: seed for its choices, to replay a game (default: random)"
     )
+    parser.add_argument(
+        "--pgn", metavar="FILE", default=None, help="add the finished game to this PGN file (default: none)"
+    )
     parser.add_argument("--trace", action="store_true", help="show every message in and out, raw and decoded")
     arguments = parser.parse_args(argv)
     if arguments.user is None:
@@ -116,6 +119,21 @@ def serverOptions(arguments: argparse.Namespace) -> str:
     if arguments.port != DEFAULT_PORT:
         options += f" --port {arguments.port}"
     return options
+
+
+def pgnKeeper(path: str, say: Callable[[str], None]) -> Callable[[str], None]:
+    """Append each finished game to the PGN file ``path`` (a file of many games, as PGN allows)."""
+
+    def keep(text: str) -> None:
+        try:
+            with open(path, "a", encoding="utf-8") as file:
+                file.write(text + "\n")
+        except OSError as error:
+            say(f"Cannot write the game to {path}: {error.strerror or error}")
+        else:
+            say(f"The game is in {path}")
+
+    return keep
 
 
 def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
@@ -158,6 +176,8 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         bot=random.Random(arguments.seed) if arguments.bot else None,
         botDelay=arguments.bot_delay,
         serverOptions=serverOptions(arguments),
+        keepPgn=pgnKeeper(arguments.pgn, say) if arguments.pgn else None,
+        site=f"{arguments.host}:{arguments.port}",
     )
     endpoint = TCP4ClientEndpoint(reactor, arguments.host, arguments.port, timeout=10)
 

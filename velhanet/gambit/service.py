@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
 from typing import Any
 
 from twisted.application.service import IService, MultiService
 
+from velhanet.gambit.pgnarchive import PgnArchive
 from velhanet.gambit.protocol import GambitServerFactory
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import logTracer, orGlobalReactor
+from velhanet.watching import bothWatchers
 from velhanet.web.service import webSite, withSite
 
 
@@ -39,6 +43,9 @@ def makeService(options: Any, reactor: Any = None) -> IService:
     reactor = orGlobalReactor(reactor)
     report = StartupReport(options, reactor)
     watcher, web = webSite(options, reactor, report)
+    if options.get("pgn-dir"):
+        site = f"velhanet gambit-server on {socket.gethostname()}"
+        watcher = bothWatchers(watcher, PgnArchive(Path(options["pgn-dir"]), reactor, site=site))
     factory = GambitServerFactory(
         clock=reactor,
         validate=not options["no-validate"],

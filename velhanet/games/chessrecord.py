@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
+from velhanet.games.chessgame import gameOutcome
+
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 """The four PGN results."""
 
@@ -88,11 +90,23 @@ class ChessRecord:
         self.seconds.append(seconds)
         return san
 
+    def undo(self) -> None:
+        """Take the last half-move back (a server refused it)."""
+        self.board.pop()
+        del self.moves[-1], self.sans[-1], self.seconds[-1]
+
+    def numberedLast(self) -> str:
+        """The last half-move with its number: ``12. Nf3`` for White, ``12... Nc6`` for Black."""
+        board = self.board
+        number = board.fullmove_number if board.turn == chess.BLACK else board.fullmove_number - 1
+        return f"{number}{'.' if board.turn == chess.BLACK else '...'} {self.sans[-1]}"
+
     def numbered(self) -> str:
         return numberedSan(self.sans, self.start.turn == chess.WHITE, self.start.fullmove_number)
 
     def outcome(self) -> chess.Outcome | None:
-        return self.board.outcome()
+        """How the game stands, by the rules the servers apply (claimable draws claimed at once)."""
+        return gameOutcome(self.board)
 
     def game(
         self,

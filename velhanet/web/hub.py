@@ -24,7 +24,7 @@ from typing import Any
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
-from velhanet.watching import Position, WatchedGame
+from velhanet.watching import Position, Score, WatchedGame
 from velhanet.web.boards import drawPosition
 from velhanet.web.stream import Request, Stream
 
@@ -155,7 +155,7 @@ class GameRecord:
             self._boardTimer.cancel()
         self._boardTimer = None
 
-    def ended(self, result: str) -> None:
+    def ended(self, result: str, score: Score | None = None) -> None:
         if self.result is not None:
             return
         self.result = result
