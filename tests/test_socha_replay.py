@@ -15,7 +15,8 @@ from twisted.internet.task import Clock
 from twisted.logger import capturedLogs
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.games.piranhas import PiranhasState, moveNotation
+from velhanet.games.piranhas import PiranhasState
+from velhanet.games.piranhasnotation import moveNotation
 from velhanet.socha.games import PiranhasGame
 from velhanet.socha.protocol import SochaFactory
 from velhanet.socha.replay import IncompleteLog, LogError, ReplayedGame, moveSeconds, readLog

@@ -133,7 +133,8 @@ class MoveTextTests(SynchronousTestCase):
     """The squares of the move texts, as the drawn boards label them."""
 
     def test_piranhasAsTheOfficialRulesWriteIt(self) -> None:
-        from velhanet.games.piranhas import Direction, PiranhaMove, moveNotation
+        from velhanet.games.piranhas import Direction, PiranhaMove
+        from velhanet.games.piranhasnotation import moveNotation
         from velhanet.games.piranhassetup import PiranhasRules
 
         start = PiranhasRules().initial(random.Random(7))

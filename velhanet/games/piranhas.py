@@ -89,26 +89,6 @@ class PiranhaMove:
         return f"({self.x}, {self.y}) {self.direction.name}"
 
 
-COLUMNS: Final = "ABCDEFGHIJ"
-"""The columns' letters, x = 0 to 9, as the Software-Challenge's rules name them ("Spalten A-J und Zeilen 0-9")."""
-
-
-def squareName(x: int, y: int) -> str:
-    """``A4``: the column's letter and the row's number (0 at the bottom), as the official rules write a field."""
-    return f"{COLUMNS[x]}{y}" if 0 <= x < SIZE and 0 <= y < SIZE else f"({x}, {y})"
-
-
-def moveNotation(cells: bytes, move: PiranhaMove) -> str:
-    """``A4 → C4``: a move from the position ``cells`` before it, as the rules' examples write one ("von A4 nach
-    C4"); a move that is not legal there (a log may hold anything) is its start and direction, ``A4 UP``."""
-    start = squareName(move.x, move.y)
-    team = teamOf(cells[move.y * SIZE + move.x]) if start[0] != "(" else None
-    target = checkMove(cells, team, move) if team is not None else "WRONG_START"
-    if isinstance(target, str):
-        return f"{start} {move.direction.name}"
-    return f"{start} → {squareName(*target)}"
-
-
 class WinReason(Enum):
     BIGGER_SWARM = "%s hat den größeren zusammenhängenden Schwarm"
     FIRST_UNION = "%s hat zuerst alle Fische einer Farbe vereinigt"

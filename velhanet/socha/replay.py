@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from velhanet.games.piranhas import Direction, PiranhaMove, moveNotation
+from velhanet.games.piranhas import Direction, PiranhaMove
+from velhanet.games.piranhasnotation import moveNotation
 from velhanet.socha.adminprotocol import TEAMS, RoomReport, describeMove
 from velhanet.socha.games import stateFromMemento
 from velhanet.socha.wire import XmlError, XmlStreamReader

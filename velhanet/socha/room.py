@@ -46,7 +46,8 @@ from twisted.logger import Logger
 
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import Place, squareName
-from velhanet.games.piranhas import TEAM_NAMES, moveNotation
+from velhanet.games.piranhas import TEAM_NAMES
+from velhanet.games.piranhasnotation import moveNotation
 from velhanet.indexedmachine import indexed
 from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
 from velhanet.socha.wire import LEFT_THE_GAME, Verdict, echo, errorPacket, resultData, tag

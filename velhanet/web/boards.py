@@ -82,7 +82,7 @@ def piranhasBoard(cells: bytes) -> str:
                     f'<circle class="fish team{team}" cx="{px + CELL // 2}" cy="{py + CELL // 2}" r="{radius}" '
                     f'fill="{COLOURS[team]}"/>'
                 )
-    from velhanet.games.piranhas import COLUMNS
+    from velhanet.games.piranhasnotation import COLUMNS
 
     rows = [str(y) for y in reversed(range(SIZE))]  # A-J and 0-9 from the bottom left, as the official rules
     return _svg(SIZE * CELL, SIZE * CELL, body, "piranhas", list(COLUMNS), rows)
