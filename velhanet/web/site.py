@@ -5,6 +5,7 @@ Paths (anything else is a 404 in plain text):
 - ``/``: the list of games; ``/events``: its event stream;
 - ``/game/<id>``: one game; ``/game/<id>/events``: its event stream;
 - ``/game/<id>/board/<n>``: a replayed game's board after ``n`` moves, as SVG (0: the start position);
+- ``/game/<id>.pgn``: a chess game in PGN (``application/x-chess-pgn``, a file to download), so far;
 - ``/static/style.css``, ``/static/watch.js``: served from the package.
 
 Read-only by construction: every resource renders GET (and HEAD) only, so
@@ -168,17 +169,40 @@ def _board(request: Request, record: GameRecord, step: bytes) -> bytes:
     return record.boardAt(n).encode("utf-8")
 
 
+def _pgn(request: Request, record: GameRecord) -> bytes:
+    """A chess game in PGN, as a file to download; a 404 for a game of another family."""
+    if not record.chess:
+        return _plain(request, 404, "404 Not Found: only a chess game has a PGN")
+    host = (request.getHeader("host") or "").strip()
+    site = host if host.isprintable() and 0 < len(host) <= 100 else "?"
+    white, black = (*record.players, "?", "?")[:2]
+    text = record.san().pgn(white, black, record.result, site, record.startedAt)
+    request.setHeader(b"content-type", b"application/x-chess-pgn; charset=utf-8")
+    request.setHeader(b"content-disposition", f'attachment; filename="velhanet-game-{record.gameId}.pgn"'.encode())
+    request.setHeader(b"cache-control", b"no-cache")
+    request.setHeader(b"x-content-type-options", b"nosniff")
+    return text.encode("utf-8")
+
+
 class GamePage(_Watched):
-    """``/game/<id>``, ``/game/<id>/events`` and ``/game/<id>/board/<n>``."""
+    """``/game/<id>``, ``/game/<id>/events``, ``/game/<id>/board/<n>`` and ``/game/<id>.pgn``."""
+
+    def __init__(self, hub: GameHub, perAddress: StreamsPerAddress) -> None:
+        super().__init__(hub, perAddress)
+        self.page = hub.texts.page(GAME)
 
     def render_GET(self, request: Request) -> object:
         path = request.postpath or []
-        gameId = path[0].decode("ascii", "replace") if path else ""
+        name = path[0].decode("ascii", "replace") if path else ""
+        pgn = len(path) == 1 and name.endswith(".pgn")
+        gameId = name.removesuffix(".pgn") if pgn else name
         record = self.hub.visible(gameId) if gameId.isdigit() and len(gameId) <= 12 else None
         if record is None:
             return _plain(request, 404, f"404 Not Found: no game {gameId[:40]!r} on this server")
+        if pgn:
+            return _pgn(request, record)
         if path[1:] in ([], [b""]):
-            return _html(request, GAME)
+            return _html(request, self.page)
         if len(path) == 3 and path[1] == b"board":
             return _board(request, record, path[2])
         if path[1:] != [b"events"]:
@@ -206,6 +230,7 @@ class Root(Resource):
     def __init__(self, hub: GameHub, perAddress: StreamsPerAddress | None = None) -> None:
         super().__init__()
         perAddress = perAddress or StreamsPerAddress()
+        self.page = hub.texts.page(INDEX)
         self.putChild(b"events", ListEvents(hub, perAddress))
         self.putChild(b"game", GamePage(hub, perAddress))
         self.putChild(b"static", Static())
@@ -216,7 +241,7 @@ class Root(Resource):
         return NotFound("no such page")
 
     def render_GET(self, request: Request) -> bytes:
-        return _html(request, INDEX)
+        return _html(request, self.page)
 
 
 def spectatorSite(hub: GameHub, perAddress: StreamsPerAddress | None = None) -> Site:
