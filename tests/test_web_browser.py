@@ -123,6 +123,56 @@ class ReplayBrowserTests(SynchronousTestCase):
         site.checkAlive()
 
 
+CHESS_SITE = """
+import chess
+from twisted.internet import reactor
+from velhanet.web.hub import GameHub
+from velhanet.web.site import spectatorSite
+
+hub = GameHub(reactor, language="es")
+board = chess.Board()
+game = hub.started("gambit", "chess", ["ana", "bo"], lambda: board)
+for move in ("e2e4", "e7e5", "g1f3"):
+    board.push_uci(move)
+    game.moved(move)
+print(reactor.listenTCP(0, spectatorSite(hub), interface="127.0.0.1").getHost().port, flush=True)
+reactor.run()
+"""
+"""A site in Spanish over a hub holding one chess game of three moves, as the Gambit room reports them (UCI)."""
+
+
+class ChessPageBrowserTests(SynchronousTestCase):
+    timeout = 60
+
+    def setUp(self) -> None:
+        if CHROMIUM is None:
+            self.skipTest(NO_CHROMIUM)
+
+    def test_sanWithMoveNumbersAndThePgnLink(self) -> None:
+        site = Child(self, python("-c", CHESS_SITE))
+        port = site.readLine().strip()
+        self.assertTrue(port.isdigit(), f"the chess site did not start: {port!r}")
+        page = Chromium(self).open(f"http://127.0.0.1:{port}/game/1")
+        items = "[...document.querySelectorAll('#moves li')]"
+        texts = page.waitFor(f"{MOVES} === 3", f"{items}.map((li) => li.firstChild.textContent)")
+        self.assertEqual(texts, ["1. e4", "e5", "2. Nf3"])
+        self.assertEqual(page.evaluate(f"{items}.map((li) => li.querySelectorAll('.time').length)"), [1, 1, 1])
+        self.assertTrue(page.evaluate(f"{items}[0].offsetTop === {items}[1].offsetTop"), "1. e4 e5 on one line")
+        self.assertFalse(page.evaluate(f"{items}[1].offsetTop === {items}[2].offsetTop"), "2. Nf3 on the next")
+        link = "document.getElementById('pgn-link')"
+        self.assertFalse(page.evaluate("document.getElementById('pgn').hidden"))
+        self.assertEqual(page.evaluate(f"{link}.textContent"), "PGN")
+        self.assertEqual(page.evaluate(f"{link}.getAttribute('href')"), "/game/1.pgn")
+        pgn = page.evaluate(f"fetch({link}.href).then((r) => r.text())")
+        self.assertIn("1. e4 { [%emt", pgn)
+        self.assertIn('[Result "*"]', pgn)
+        # the page in the server's language, the script's words too
+        self.assertEqual(page.waitFor("document.getElementById('status').textContent === 'en directo'", "1"), 1)
+        self.assertEqual(page.evaluate("document.querySelector('h2').textContent"), "Jugadas")
+        self.assertIn("(ajedrez)", page.evaluate("document.getElementById('title').textContent"))
+        site.checkAlive()
+
+
 class GambitBrowserTests(BrowserTestCase):
     def test_watchTwoBotsPlay(self) -> None:
         port = freePort()
