@@ -179,7 +179,8 @@ class GambitBrowserTests(BrowserTestCase):
         self.startServer("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1").waitForPort(port)
         self.browser = Chromium(self)
         listPage = self.browser.open(self.base + "/")
-        self.assertEqual(listPage.waitFor("document.getElementById('status').textContent === 'live'", "1"), 1)
+        # the server's default language, Spanish, on the site too
+        self.assertEqual(listPage.waitFor("document.getElementById('status').textContent === 'en directo'", "1"), 1)
         client = python("-c", "from velhanet.gambit.client import main; main()", "--port", str(port), "--bot")
         alice = Child(self, [*client, "--bot-delay", "0.2", "--user", "alice", "--seed", "1"])
         first = alice.readLine()
@@ -187,6 +188,8 @@ class GambitBrowserTests(BrowserTestCase):
         bob = Child(self, [*client, "--bot-delay", "0.2", "--user", "bob", "--seed", "2", "--game", first.split()[1]])
         self.watchAGame(listPage, "gambit", ("alice", "bob"))
         self.assertIn("<svg", self.game.evaluate(BOARD))
+        first = self.game.evaluate("document.querySelector('#moves li').firstChild.textContent")
+        self.assertRegex(first, r"^1\. ([KQRBN]?[a-h]?[1-8]?x?[a-h][1-8]|O-O)", "SAN with its move number")
         for player in (alice, bob):
             self.assertEqual(player.wait(30), 0)
 
