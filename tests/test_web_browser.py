@@ -135,10 +135,17 @@ game = hub.started("gambit", "chess", ["ana", "bo"], lambda: board)
 for move in ("e2e4", "e7e5", "g1f3"):
     board.push_uci(move)
     game.moved(move)
+mated = chess.Board()
+over = hub.started("gambit", "chess", ["ana", "bo"], lambda: mated)
+for move in ("f2f3", "e7e5", "g2g4", "d8h4"):
+    mated.push_uci(move)
+    over.moved(move)
+over.ended("Ganan las negras por jaque mate (0-1)")
 print(reactor.listenTCP(0, spectatorSite(hub), interface="127.0.0.1").getHost().port, flush=True)
 reactor.run()
 """
-"""A site in Spanish over a hub holding one chess game of three moves, as the Gambit room reports them (UCI)."""
+"""A site in Spanish over a hub holding a chess game of three moves, as the Gambit room reports them (UCI),
+and a finished one (the fool's mate)."""
 
 
 class ChessPageBrowserTests(SynchronousTestCase):
@@ -170,6 +177,20 @@ class ChessPageBrowserTests(SynchronousTestCase):
         self.assertEqual(page.waitFor("document.getElementById('status').textContent === 'en directo'", "1"), 1)
         self.assertEqual(page.evaluate("document.querySelector('h2').textContent"), "Jugadas")
         self.assertIn("(ajedrez)", page.evaluate("document.getElementById('title').textContent"))
+        self.assertTrue(page.evaluate("document.getElementById('steps').hidden"), "a game still played: no step bar")
+        # a finished game: stepped through on its SAN list
+        over = page.browser.open(f"http://127.0.0.1:{port}/game/2")
+        at = "document.getElementById('step-at').textContent"
+        self.assertEqual(
+            over.waitFor(f"{at} === 'jugada 4 de 4'", f"{items}.map((li) => li.firstChild.textContent)"),
+            ["1. f3", "e5", "2. g4", "Qh4#"],
+        )
+        over.evaluate(f"{items}[1].click()")
+        board = "Number(document.getElementById('board').dataset.moves)"
+        self.assertEqual(over.waitFor(f"{board} === 2 && {at} === 'jugada 2 de 4'", board), 2)
+        self.assertEqual(
+            over.evaluate("document.getElementById('result').textContent"), "Ganan las negras por jaque mate (0-1)"
+        )
         site.checkAlive()
 
 

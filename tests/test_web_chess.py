@@ -91,6 +91,26 @@ class SanTests(ChessSiteTestCase):
         self.assertEqual([data["move"][1] for name, data in spectator.events() if name == "move"], ["2. Nf3", "Nc6"])
         self.assertEqual(len(self.record.san().record.moves), 4, "each move played once on the record's board")
 
+    def test_aFinishedGameIsSteppedThroughInSan(self) -> None:
+        """The hub keeps a finished game: its page steps through it, the list in SAN, each board drawn when asked."""
+        self.play("f2f3", "e7e5")
+        spectator = self.open(b"/game/1/events")
+        self.assertFalse(spectator.events()[0][1]["steps"])
+        self.assertEqual(self.open(b"/game/1/board/0").status(), 404, "a game still played has no steps")
+        self.play("g2g4", "d8h4")
+        self.assertEqual(spectator.events()[-1][0], "end")
+        self.assertTrue(spectator.events()[-1][1]["steps"])
+        snapshot = self.snapshot()
+        self.assertTrue(snapshot["steps"])
+        self.assertEqual([row[1] for row in snapshot["moveList"]], ["1. f3", "e5", "2. g4", "Qh4#"])
+        boards = {n: self.open(f"/game/1/board/{n}".encode()) for n in (0, 2, 4)}
+        self.assertEqual({n: page.status() for n, page in boards.items()}, {0: 200, 2: 200, 4: 200})
+        self.assertNotIn(b'class="check"', boards[2].body())
+        self.assertIn(b'class="check"', boards[4].body(), "the mate, as the live board showed it")
+        self.assertIn(b"lastmove", boards[2].body())
+        self.assertNotIn(b"lastmove", boards[0].body(), "the start position: no last move")
+        self.assertEqual(self.open(b"/game/1/board/5").status(), 404)
+
     def test_aStepThroughRecordKeepsOneItemPerHalfMove(self) -> None:
         """A replayed chess game (boards after each move) lists SAN, numbered by half-move for the step bar."""
         record = self.hub.replayed("gambit", "chess", ["ana", "bo"], [("e2e4", 1.0), ("e7e5", None)], "", str)

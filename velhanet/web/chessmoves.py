@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 from velhanet.games.chessrecord import ChessRecord, resultOf
 
 if TYPE_CHECKING:
+    import chess
+
     from velhanet.web.hub import Move
 
 WON = " ha ganado la partida"
@@ -57,6 +59,13 @@ class SanList:
                     self.illegal = len(self.shown)
             self.shown.append(numbered(len(self.shown), text))
         return self.shown
+
+    def boardAfter(self, moves: int) -> chess.Board:
+        """The position after ``moves`` half-moves; past the first move that was not legal, the one before it."""
+        board = self.record.start.copy(stack=False)
+        for move in self.record.moves[:moves]:
+            board.push(move)
+        return board
 
     def pgn(self, white: str, black: str, ended: str | None, site: str, startedAt: float) -> str:
         """The game so far as PGN: the tags, the legal moves with their times, the result and why it ended."""

@@ -129,6 +129,12 @@ class GameRecord:
         shown = self.san().shown
         return [move.row(text) for move, text in zip(self.moves, shown, strict=True)]
 
+    def chessBoardAt(self, moves: int) -> str:
+        """A finished chess game's board after ``moves`` half-moves (0: the start), for its step bar."""
+        from velhanet.web.boards import chessBoard
+
+        return chessBoard(self.san().boardAfter(moves))
+
     def lastRow(self) -> list[Any]:
         move = self.moves[-1]
         return move.row(self.san().shown[-1]) if self.chess else move.row()
@@ -196,11 +202,14 @@ class GameRecord:
             return
         self.result = result
         self.stopBoard()
+        if self.chess:  # a finished chess game can be stepped through, as a replayed one; drawn only when asked
+            self.boardAt = functools.lru_cache(maxsize=8)(self.chessBoardAt)
         # The final board is drawn only if someone asks: a server where nobody watches ends dozens of games a
         # second, and a chess board is 5 ms. ``render`` keeps the final position (the rooms' positions hold the
         # board or game, not the players), for at most L{GameHub.keepFinished} games.
         if self.streams:
-            self._send(event("end", {"result": result, "moves": len(self.moves), "svg": self.svg()}))
+            end = {"result": result, "moves": len(self.moves), "svg": self.svg(), "steps": bool(self.boardAt)}
+            self._send(event("end", end))
         self.hub.changed(self)
         self.hub.finished(self)
 

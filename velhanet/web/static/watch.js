@@ -28,7 +28,7 @@
     }
   }
   function started(seconds) {
-    return new Date(seconds * 1000).toLocaleTimeString();
+    return new Date(seconds * 1000).toLocaleTimeString(lang);
   }
 
   function listPage() {
@@ -175,7 +175,11 @@
       },
       move: (m) => addMove(m.move),
       board: (b) => showBoard(b.svg, b.moves),
-      end: (e) => { showBoard(e.svg, e.moves); ended(e.result); },
+      end: (e) => {
+        showBoard(e.svg, e.moves);
+        ended(e.result);
+        if (e.steps && replay === null) { replay = stepper(e.moves); replay.mark(e.moves); } // a finished chess game
+      },
     });
   }
 
