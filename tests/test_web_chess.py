@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from importlib import resources
 from typing import Any
@@ -26,6 +27,13 @@ from velhanet.startup import StartupReport
 from velhanet.web.hub import GameHub, GameRecord
 from velhanet.web.service import webSite
 from velhanet.web.texts import TEXTS
+
+
+@dataclass(frozen=True)
+class Scored:
+    result: str
+    termination: str
+
 
 SCHOLARS_MATE = ("e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7")
 SCHOLARS_SAN = ["1. e4", "e5", "2. Bc4", "Nc6", "3. Qh5", "Nf6", "4. Qxf7#"]
@@ -178,6 +186,13 @@ class PgnTests(ChessSiteTestCase):
         self.room.end(self.white, "")  # END without a text: the server says the opponent won
         [game] = readGames(self.pgn()[1])
         self.assertEqual((game.headers["Result"], game.headers["Termination"]), ("0-1", "normal"))
+
+    def test_aRoomThatReportsItsScoreSaysTheResult(self) -> None:
+        """A room may report its end in PGN's words with the text (``ended(text, score)``): the PGN takes them."""
+        self.play("e2e4")
+        self.record.ended("El jugador bo ha abandonado la partida", Scored("1-0", "abandoned"))
+        [game] = readGames(self.pgn()[1])
+        self.assertEqual((game.headers["Result"], game.headers["Termination"]), ("1-0", "abandoned"))
 
     def test_onlyAChessGameHasAPgn(self) -> None:
         self.hub.startedDrawn("gobang", "gobang 9x9", ["black", "white"], str)

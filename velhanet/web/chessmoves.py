@@ -15,6 +15,7 @@ came (the position is unknown from there), and the PGN stops before it.
 from __future__ import annotations
 
 import datetime
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,6 +32,15 @@ WON = " ha ganado la partida"
 
 ABANDONED = ("El jugador ", " ha abandonado la partida")
 """The Gambit server's ``abandoned`` text (in both its languages), around the name of the player who left."""
+
+
+class Scored(typing.Protocol):
+    """A game's end in PGN's words, as a room may report it with its end text (``result``: ``1-0`` …)."""
+
+    @property
+    def result(self) -> str: ...
+    @property
+    def termination(self) -> str: ...
 
 
 def numbered(index: int, text: str) -> str:
@@ -67,24 +77,29 @@ class SanList:
             board.push(move)
         return board
 
-    def pgn(self, white: str, black: str, ended: str | None, site: str, startedAt: float) -> str:
+    def pgn(
+        self, white: str, black: str, ended: str | None, site: str, startedAt: float, score: Scored | None = None
+    ) -> str:
         """The game so far as PGN: the tags, the legal moves with their times, the result and why it ended."""
-        result, termination = self.ending(ended, white, black)
+        result, termination = self.ending(ended, white, black, score)
         date = datetime.datetime.fromtimestamp(startedAt, datetime.UTC).date()
         return self.record.pgn(white, black, result, termination, site=site, date=date)
 
-    def ending(self, ended: str | None, white: str, black: str) -> tuple[str, str]:
+    def ending(self, ended: str | None, white: str, black: str, score: Scored | None = None) -> tuple[str, str]:
         """PGN's ``Result`` and ``Termination`` from the board and the room's end text (None: still playing).
 
-        ``Result`` is the one in the end text (``Black wins by checkmate (0-1)``, L{resultOf}), or the board's
-        when it is over, or the winner the Gambit ``won`` text names; ``*`` while playing or when unknown.
-        ``Termination`` in PGN's words: ``normal`` (the rules, an agreement, a resignation), ``abandoned``
-        (a player left), ``rules infraction`` (a move that is not legal was relayed), ``unterminated``.
+        A room that reports its ``score`` says both. Otherwise ``Result`` is the one in the end text
+        (``Black wins by checkmate (0-1)``, L{resultOf}), or the board's when it is over, or the winner the
+        Gambit ``won`` text names; ``*`` while playing or when unknown. ``Termination`` in PGN's words:
+        ``normal`` (the rules, an agreement, a resignation), ``abandoned`` (a player left), ``rules
+        infraction`` (a move that is not legal was relayed), ``unterminated``.
         """
         if ended is None:
             return "*", "unterminated"
         if self.illegal is not None:
             return "*", "rules infraction"
+        if score is not None:
+            return score.result, score.termination
         result = resultOf(ended)
         outcome = self.record.outcome()
         if result == "*" and outcome is not None:

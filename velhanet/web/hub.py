@@ -30,7 +30,7 @@ from velhanet.web.stream import Request, Stream
 from velhanet.web.texts import SiteTexts
 
 if TYPE_CHECKING:
-    from velhanet.web.chessmoves import SanList
+    from velhanet.web.chessmoves import SanList, Scored
 
 BACKLOG = 64
 """Events a paused spectator may have waiting before it is dropped."""
@@ -106,6 +106,8 @@ class GameRecord:
     _boardTimer: IDelayedCall | None = None
     boardAt: Callable[[int], str] | None = None
     """A replayed game's board after any number of moves (0: the start), as SVG."""
+    score: Scored | None = None
+    """How the game ended in PGN's words, when the room says so."""
     chess: bool = False
     """A chess game: its UCI moves are shown in SAN with move numbers, and it has a PGN."""
     _san: SanList | None = None
@@ -197,10 +199,12 @@ class GameRecord:
             self._boardTimer.cancel()
         self._boardTimer = None
 
-    def ended(self, result: str) -> None:
+    def ended(self, result: str, score: Scored | None = None) -> None:
+        """The game is over (L{velhanet.watching.WatchedGame.ended}); ``score``, where the room gives one (its
+        PGN result and termination), is the chess game's PGN ending, else the site derives it from ``result``."""
         if self.result is not None:
             return
-        self.result = result
+        self.result, self.score = result, score
         self.stopBoard()
         if self.chess:  # a finished chess game can be stepped through, as a replayed one; drawn only when asked
             self.boardAt = functools.lru_cache(maxsize=8)(self.chessBoardAt)

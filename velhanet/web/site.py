@@ -176,7 +176,7 @@ def _pgn(request: Request, record: GameRecord) -> bytes:
     host = (request.getHeader("host") or "").strip()
     site = host if host.isprintable() and 0 < len(host) <= 100 else "?"
     white, black = (*record.players, "?", "?")[:2]
-    text = record.san().pgn(white, black, record.result, site, record.startedAt)
+    text = record.san().pgn(white, black, record.result, site, record.startedAt, record.score)
     request.setHeader(b"content-type", b"application/x-chess-pgn; charset=utf-8")
     request.setHeader(b"content-disposition", f'attachment; filename="velhanet-game-{record.gameId}.pgn"'.encode())
     request.setHeader(b"cache-control", b"no-cache")
