@@ -242,6 +242,12 @@ class LanguageTests(ChessSiteTestCase):
         self.assertIn("en directo", wordsOf(pages[1]), "the script's words come with the page")
         self.assertEqual(self.snapshot()["result"], "Ganan las negras por jaque mate (0-1)", "the room's words")
 
+    def test_thePlainAnswersToo(self) -> None:
+        self.assertEqual(
+            self.open(b"/game/7").body().decode(), "404 Not Found: no hay ninguna partida '7' en este servidor\n"
+        )
+        self.assertEqual(self.open(b"/nope").body().decode(), "404 Not Found: no existe esa página\n")
+
     def test_andTheOtherWayRound(self) -> None:
         hub = GameHub(self.clock, language="en")
         hub.startedDrawn("gambit", "chess", ["ana", "bo"], str)

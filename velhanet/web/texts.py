@@ -56,6 +56,15 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "moveOf": "move {n} of {total}",
         "notLoaded": "board after move {n} not loaded: {error}",
         "chess": "chess",
+        # the plain answers (after "404 Not Found: ", "503 Service Unavailable: ")
+        "noSuchPage": "no such page",
+        "noSuchGame": "no game {game} on this server",
+        "noSuchBoard": "no such board",
+        "noSuchFile": "no such file",
+        "noPgn": "only a chess game has a PGN",
+        "tooManySpectators": "too many spectators",
+        "tooManyStreams": "too many streams from your address",
+        "tryLater": "try again later",
     },
     "es": {
         "listTitle": "velhanet: partidas",
@@ -93,6 +102,14 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "moveOf": "jugada {n} de {total}",
         "notLoaded": "no se pudo cargar el tablero tras la jugada {n}: {error}",
         "chess": "ajedrez",
+        "noSuchPage": "no existe esa página",
+        "noSuchGame": "no hay ninguna partida {game} en este servidor",
+        "noSuchBoard": "no existe ese tablero",
+        "noSuchFile": "no existe ese fichero",
+        "noPgn": "solo una partida de ajedrez tiene PGN",
+        "tooManySpectators": "demasiados espectadores",
+        "tooManyStreams": "demasiadas conexiones desde tu dirección",
+        "tryLater": "inténtalo más tarde",
     },
 }
 
