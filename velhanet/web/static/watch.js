@@ -12,7 +12,7 @@
     for (const name of Object.keys(values || {})) said = said.replace("{" + name + "}", String(values[name]));
     return said;
   }
-  function gameType(name) { return words[name] || name; } // "chess" in the page's language
+  function gameType(name) { return name === "chess" ? say("chess") : name; } // Gambit's game, in the page's language
   function text(tag, value, cls) {
     const el = document.createElement(tag);
     el.textContent = value;
