@@ -169,10 +169,11 @@ class PgnTests(ChessSiteTestCase):
         self.assertEqual(len(list(game.mainline_moves())), 1)
 
     def test_howItEnded(self) -> None:
+        """A player who leaves abandons: the room scores the game for the other one."""
         self.play("e2e4")
         self.room.leave(self.black)
         [game] = readGames(self.pgn()[1])
-        self.assertEqual((game.headers["Result"], game.headers["Termination"]), ("*", "abandoned"))
+        self.assertEqual((game.headers["Result"], game.headers["Termination"]), ("1-0", "abandoned"))
 
     def test_aResignationNamesTheWinner(self) -> None:
         self.play("e2e4")

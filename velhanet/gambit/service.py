@@ -8,7 +8,6 @@ from typing import Any
 
 from twisted.application.service import IService, MultiService
 
-from velhanet.gambit.pgnarchive import PgnArchive
 from velhanet.gambit.protocol import GambitServerFactory
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import logTracer, orGlobalReactor
@@ -44,6 +43,8 @@ def makeService(options: Any, reactor: Any = None) -> IService:
     report = StartupReport(options, reactor)
     watcher, web = webSite(options, reactor, report)
     if options.get("pgn-dir"):
+        from velhanet.gambit.pgnarchive import PgnArchive  # chess.pgn only where games are kept (ImportCostTests)
+
         site = f"velhanet gambit-server on {socket.gethostname()}"
         watcher = bothWatchers(watcher, PgnArchive(Path(options["pgn-dir"]), reactor, site=site))
     factory = GambitServerFactory(
