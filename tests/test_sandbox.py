@@ -41,6 +41,11 @@ from velhanet.sandbox.sandbox import Sandbox, SandboxUnavailable
 from velhanet.sandbox.verdict import CPU, MEMORY, NETWORK, PROCESSES, Verdict, limitCause
 
 ROOT = Path(__file__).resolve().parent.parent
+ON_FD_3 = (
+    "import os, sys; os.dup2(int(sys.argv[1]), 3);"
+    " os.execv('/bin/sh', ['sh', '-c', sys.argv[2], 'velhanet-supervisor', *sys.argv[3:]])"
+)
+"""``python -c ON_FD_3 FD SCRIPT COMMAND…``: the supervisor's script with its status descriptor 3 on FD."""
 
 
 class LimitsTests(SynchronousTestCase):
@@ -142,7 +147,7 @@ class JailTests(SynchronousTestCase):
             status, statusEnd = os.pipe()
             self.addCleanup(os.close, status)
             done = subprocess.run(
-                ["/bin/sh", "-c", f"exec 3>&{statusEnd}; {script}", "velhanet-supervisor", "cat"],
+                [sys.executable, "-c", ON_FD_3, str(statusEnd), script, "cat"],
                 input=b"uci\n",
                 capture_output=True,
                 pass_fds=[statusEnd],
@@ -253,6 +258,7 @@ class ConversationTests(SynchronousTestCase):
         self.assertIn(b"a warning", program.tail)
         program.closeStdin()
         self.assertTrue(transport.stdinClosed)
+        program.write(b"stop\n")  # a late line after the end of its input is dropped
         program.processEnded(Failure(ProcessDone(0)))
         program.write(b"quit\n")  # it ended: nothing is written
         self.assertEqual(transport.written, [(0, b"uci\n")])

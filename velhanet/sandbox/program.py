@@ -107,6 +107,7 @@ class SandboxedProgram(ProcessProtocol):
         self._listeners: list[Any] = []
         self._monitor: LoopingCall | None = None
         self.stopped = False
+        self.stdinClosed = False
         self.verdict: Verdict | None = None
         self.status: int | None = None
         """Its exit status once it ended (128 + N when a signal N ended it)."""
@@ -143,14 +144,14 @@ class SandboxedProgram(ProcessProtocol):
         self.kept += len(data)
 
     def write(self, data: bytes) -> None:
-        """To its standard input (spawned with a ``reader``); nothing once it ended."""
-        if self.transport is not None and self.verdict is None:
+        """To its standard input (spawned with a ``reader``); nothing once it is closed or the program ended."""
+        if self.transport is not None and self.verdict is None and not self.stdinClosed:
             self.transport.writeToChild(0, data)
 
     def closeStdin(self) -> None:
-        if self.transport is not None and self.verdict is None:
-            with contextlib.suppress(Exception):  # already closed
-                self.transport.closeStdin()
+        if self.transport is not None and self.verdict is None and not self.stdinClosed:
+            self.stdinClosed = True
+            self.transport.closeStdin()
 
     # -- start -------------------------------------------------------------------------
 
