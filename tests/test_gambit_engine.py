@@ -1,0 +1,165 @@
+"""The engine driver against scripted UCI engines (``tests/fake_uci.py``), as real processes.
+
+Each test waits only as long as its event: the fakes answer at once, and a
+silent one meets a limit of a fraction of a second. One test runs the fake
+in the real sandbox (skipped where bubblewrap does not work here, or needs a
+user namespace that only a command's ``main`` can enter).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import chess
+from twisted.internet import reactor
+from twisted.internet.defer import ensureDeferred
+from twisted.trial.unittest import SkipTest, TestCase
+
+from velhanet.gambit.engine import Engine, EngineFailure
+from velhanet.sandbox import Sandbox, SandboxSettings
+from velhanet.sandbox.bench import probeBubblewrap
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE = ROOT / "tests" / "fake_uci.py"
+OFF = Sandbox(SandboxSettings(mode="off"), probeBubblewrap())
+
+
+class EngineTests(TestCase):
+    timeout = 30
+
+    def command(self, mode: str, logged: bool = True) -> list[str]:
+        """The fake in ``mode``; ``logged``: it writes what it reads to ``self.log`` (not in the sandbox)."""
+        self.log = Path(self.mktemp()).resolve()
+        return [sys.executable, str(FAKE), mode, *([str(self.log)] if logged else [])]
+
+    def said(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    async def started(self, mode: str, sandbox: Sandbox = OFF, **options: object) -> Engine:
+        command = self.command(mode, logged=sandbox is OFF)
+        engine = await Engine.start(reactor, sandbox, command, margin=0.5, **options)  # type: ignore[arg-type]
+        self.addCleanup(engine.quit)
+        return engine
+
+    async def failure(self, mode: str, board: chess.Board | None = None) -> tuple[Engine, str]:
+        engine = await self.started(mode)
+        try:
+            await engine.play(board or chess.Board(), 0.05)
+        except EngineFailure as failure:
+            await engine.quit()
+            return engine, str(failure)
+        raise AssertionError("the engine's failure was not seen")
+
+    def test_normalPlaysLegalMovesAndQuits(self) -> Any:
+        async def check() -> None:
+            engine = await self.started("normal", skill=3)
+            board = chess.Board()
+            for _ in range(4):
+                move = await engine.play(board, 0.05)
+                self.assertIn(move, board.legal_moves)
+                board.push(move)
+            await engine.quit()
+            assert engine.program is not None
+            self.assertEqual(engine.program.status, 0)
+            said = self.said()
+            self.assertEqual(said[0], "uci")
+            self.assertIn("setoption name Skill Level value 3", said)
+            self.assertIn("go movetime 50", said)
+            self.assertEqual(said[-1], "quit")
+            self.assertEqual(engine.notes, [])
+
+        return ensureDeferred(check())
+
+    def test_aMissingSkillOptionIsSaid(self) -> Any:
+        async def check() -> None:
+            engine = await self.started("plain", skill=3)
+            note = f"the engine {Path(sys.executable).name} has no 'Skill Level' option: --skill 3 is ignored"
+            self.assertEqual(engine.notes, [note])
+            self.assertNotIn("setoption name Skill Level value 3", self.said())
+
+        return ensureDeferred(check())
+
+    def test_slowIsStoppedAfterItsLimit(self) -> Any:
+        async def check() -> None:
+            engine, text = await self.failure("slow")
+            self.assertEqual(text, f"the engine {engine.name} did not answer within 0.55 s")
+            assert engine.program is not None and engine.program.verdict is not None
+            self.assertTrue(engine.program.killed)
+            with self.assertRaises(EngineFailure):  # it answers nothing more
+                await engine.play(chess.Board(), 0.05)
+
+        return ensureDeferred(check())
+
+    def test_dyingAtItsFirstMoveIsACrash(self) -> Any:
+        async def check() -> None:
+            engine, text = await self.failure("dying")
+            self.assertEqual(text, f"the engine {engine.name} crashed (exit 3)")
+
+        return ensureDeferred(check())
+
+    def test_garbageAndAnIllegalMove(self) -> Any:
+        async def check() -> None:
+            engine, text = await self.failure("garbage")
+            self.assertTrue(text.startswith(f"the engine {engine.name} answered nonsense ("), text)
+            self.assertIn("e2e5", text)
+            self.assertNotIn("\n", text)
+
+        return ensureDeferred(check())
+
+    def test_deadBeforeUciokCannotStart(self) -> Any:
+        async def check() -> None:
+            with self.assertRaises(EngineFailure) as caught:
+                await Engine.start(reactor, OFF, self.command("dead"))
+            self.assertEqual(str(caught.exception), f"cannot start the engine {sys.executable}: it crashed (exit 3)")
+
+        return ensureDeferred(check())
+
+    def test_silentAtTheStartCannotStart(self) -> Any:
+        async def check() -> None:
+            silent = [sys.executable, "-c", "import time; time.sleep(60)"]
+            with self.assertRaises(EngineFailure) as caught:
+                await Engine.start(reactor, OFF, silent, startTimeout=0.3)
+            said = f"cannot start the engine {sys.executable}: it did not answer within 0.3 s"
+            self.assertEqual(str(caught.exception), said)
+
+        return ensureDeferred(check())
+
+    def test_missingOrNotExecutable(self) -> Any:
+        async def check() -> None:
+            for path, problem in (
+                ("/nonexistent/stockfish", "no such file"),
+                (str(FAKE.parent / "__init__.py"), "not an executable file"),
+                ("no-such-engine-here", "no such command on PATH"),
+            ):
+                with self.assertRaises(EngineFailure) as caught:
+                    await Engine.start(reactor, OFF, [path])
+                self.assertEqual(str(caught.exception), f"cannot start the engine {path}: {problem}")
+
+        return ensureDeferred(check())
+
+    def test_deafIsKilledAfterItsGrace(self) -> Any:
+        async def check() -> None:
+            engine = await self.started("deaf")
+            await engine.quit(grace=0.3)
+            assert engine.program is not None
+            self.assertTrue(engine.program.killed)
+
+        return ensureDeferred(check())
+
+    def test_inTheSandbox(self) -> Any:
+        if not probeBubblewrap().works or os.geteuid() != 0:
+            raise SkipTest("no bubblewrap here, or not root (an ordinary user's sandbox needs a command's main)")
+
+        async def check() -> None:
+            engine = await self.started("normal", sandbox=Sandbox(SandboxSettings(mode="on"), probeBubblewrap()))
+            move = await engine.play(chess.Board(), 0.05)
+            self.assertIn(move, chess.Board().legal_moves)
+            await engine.quit()
+            assert engine.program is not None and engine.program.verdict is not None
+            self.assertEqual(engine.program.verdict.status, 0)
+            self.assertEqual(engine.program.verdict.enforcement.startswith("no sandbox"), False)
+
+        return ensureDeferred(check())
