@@ -9,6 +9,7 @@ user namespace that only a command's ``main`` can enter).
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,10 @@ from typing import Any
 import chess
 from twisted.internet import reactor
 from twisted.internet.defer import ensureDeferred
-from twisted.trial.unittest import SkipTest, TestCase
+from twisted.trial.unittest import SkipTest, SynchronousTestCase, TestCase
 
+from tests.processes import ENVIRONMENT, PYTHON, Child, freePort, python, twistd
+from tests.test_sandbox_hostile import velhanetLeftovers
 from velhanet.gambit.engine import Engine, EngineFailure
 from velhanet.sandbox import Sandbox, SandboxSettings
 from velhanet.sandbox.bench import probeBubblewrap
@@ -163,3 +166,67 @@ class EngineTests(TestCase):
             self.assertEqual(engine.program.verdict.enforcement.startswith("no sandbox"), False)
 
         return ensureDeferred(check())
+
+
+def fakeEngine(testCase: SynchronousTestCase, mode: str) -> Path:
+    """An engine program as a user has one: an executable in a folder of its own (copied into its sandbox)."""
+    folder = Path(testCase.mktemp()).resolve()
+    folder.mkdir()
+    shutil.copy(FAKE, folder / "fake_uci.py")
+    engine = folder / "engine"
+    engine.write_text(f'#!/bin/sh\nexec python3 "$(dirname "$0")/fake_uci.py" {mode}\n')
+    engine.chmod(0o755)
+    return engine
+
+
+class ClientWithAnEngineTests(SynchronousTestCase):
+    """``gambit-client --engine`` as a user runs it, against ``twistd -n gambit-server``."""
+
+    def client(self, *arguments: str) -> Child:
+        path = f"{Path(PYTHON).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"  # python3: the one with chess
+        command = python("-c", "from velhanet.gambit.client import main; main()", *arguments)
+        return Child(self, command, environment={**ENVIRONMENT, "PATH": path})
+
+    def server(self) -> int:
+        port = freePort()
+        Child(self, twistd("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1")).waitForPort(port)
+        return port
+
+    def test_aMissingEngineIsOneLineAndExitStatus1(self) -> None:
+        client = self.client("--engine", "/nonexistent", "--port", "1")
+        self.assertEqual(client.wait(30), 1)
+        assert client.process.stdout is not None
+        self.assertEqual(
+            client.process.stdout.read(), "gambit-client: cannot start the engine /nonexistent: no such file\n"
+        )
+
+    def play(self, mode: str, *options: str) -> tuple[Child, Child, Path]:
+        port = self.server()
+        engine = fakeEngine(self, mode)
+        white = self.client("--user", "alice", "--port", str(port), "--engine", str(engine), *options)
+        first = white.readLine()
+        while first.startswith("gambit-client: warning:"):  # --sandbox auto where bubblewrap does not work
+            first = white.readLine()
+        self.assertRegex(first, r"^Game [0-9a-f]{4} created")
+        black = self.client("--user", "bob", "--port", str(port), "--game", first.split()[1], "--bot")
+        return white, black, engine
+
+    def test_anEngineThatDiesResigns(self) -> None:
+        white, black, engine = self.play("dying", "--sandbox", "off", "--bot-delay", "0")
+        self.assertEqual(white.wait(60), 1)
+        self.assertEqual(black.wait(60), 0)
+        assert white.process.stdout is not None and black.process.stdout is not None
+        said = white.process.stdout.read()
+        self.assertIn("the engine engine crashed (exit 3): resigning\nYou resigned.\n", said)
+        self.assertNotIn("Traceback", said)
+        self.assertIn("GAME OVER: alice resigns: bob wins", black.process.stdout.read())
+
+    def test_anEngineInTheSandboxPlaysAWholeGame(self) -> None:
+        white, black, engine = self.play("normal", "--bot-delay", "0", "--movetime", "10")
+        self.assertEqual(white.wait(120), 0)
+        self.assertEqual(black.wait(60), 0)
+        assert white.process.stdout is not None
+        said = white.process.stdout.read()
+        self.assertIn("GAME OVER:", said)
+        self.assertNotIn("resigning", said)
+        self.assertEqual(velhanetLeftovers(str(engine.parent)), [])  # the engine ended with the client
