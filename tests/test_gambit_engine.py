@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,13 @@ class ClientWithAnEngineTests(SynchronousTestCase):
         self.assertIn("GAME OVER:", said)
         self.assertNotIn("resigning", said)
         self.assertEqual(velhanetLeftovers(str(engine.parent)), [])  # the engine ended with the client
+
+    def test_interruptedWhileTheEngineThinksStopsIt(self) -> None:
+        white, black, engine = self.play("slow", "--movetime", "20000", "--bot-delay", "0")
+        line = white.readLine()
+        while "joined your game" not in line:
+            self.assertNotEqual(line, "", "the client ended before the game began")
+            line = white.readLine()
+        white.process.send_signal(signal.SIGINT)
+        self.assertEqual(white.wait(30), 0)
+        self.assertEqual(velhanetLeftovers(str(engine.parent)), [])

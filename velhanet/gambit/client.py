@@ -207,11 +207,18 @@ async def playWithEngine(reactor: Any, arguments: argparse.Namespace, sandbox: S
         raise SystemExit(1) from None
     for note in engine.notes:
         complain(note)
-    trigger = reactor.addSystemEventTrigger("before", "shutdown", engine.quit)  # ^C: it stops too
+    shuttingDown: list[bool] = []
+
+    def stopEngine() -> Deferred[None]:
+        shuttingDown.append(True)
+        return engine.quit()
+
+    trigger = reactor.addSystemEventTrigger("before", "shutdown", stopEngine)  # ^C: it stops too
     try:
         await play(reactor, arguments, EnginePlayer(engine, arguments.movetime / 1000))
     finally:
-        reactor.removeSystemEventTrigger(trigger)
+        if not shuttingDown:  # a trigger that ran is no longer there to remove
+            reactor.removeSystemEventTrigger(trigger)
         await engine.quit()
     if engine.failure is not None:
         raise SystemExit(1)  # the bot resigned because of it: said in the game
