@@ -9,6 +9,7 @@ Modes:
 - ``dying``: exits with status 3 at the first ``go``;
 - ``dead``: exits with status 3 after reading ``uci``, before ``uciok``;
 - ``garbage``: prints nonsense, then answers ``go`` with a move that is not legal;
+- ``flood``: answers ``go`` with an endless line;
 - ``deaf``: as normal, but ignores ``quit`` and end of input (it must be killed).
 
 Each line received is appended to LOG when given, so a test can read what the driver said.
@@ -65,6 +66,9 @@ def main() -> None:
                 sys.exit(3)
             if mode == "slow":
                 continue
+            if mode == "flood":
+                while True:
+                    sys.stdout.write("x" * 65536)
             if mode == "garbage":
                 say("info depth ??? score banana")
                 say("bestmove e2e5")

@@ -113,6 +113,13 @@ class EngineTests(TestCase):
 
         return ensureDeferred(check())
 
+    def test_anEndlessLineIsNonsense(self) -> Any:
+        async def check() -> None:
+            engine, text = await self.failure("flood")
+            self.assertEqual(text, f"the engine {engine.name} printed a line longer than 65536 bytes")
+
+        return ensureDeferred(check())
+
     def test_deadBeforeUciokCannotStart(self) -> Any:
         async def check() -> None:
             with self.assertRaises(EngineFailure) as caught:

@@ -63,6 +63,9 @@ ANSWER_MARGIN = 2.0
 QUIT_GRACE = 2.0
 """Seconds an engine has to stop after ``quit`` before it is killed."""
 
+MAX_LINE = 65536
+"""Bytes of one line of the engine's output at most: a longer one is nonsense, and would only grow in memory."""
+
 SKILL_OPTION = "Skill Level"
 """Stockfish's option: 0 (weakest) … 20 (full strength)."""
 
@@ -180,6 +183,8 @@ class Engine:
         self.notes: list[str] = []
         """What the player should know (an option the engine does not have)."""
         self._gone: list[Deferred[None]] = []
+        self._partial = 0
+        """Bytes of its output since its last newline."""
 
     @classmethod
     async def start(
@@ -214,14 +219,14 @@ class Engine:
         return engine
 
     async def _spawn(self, sandbox: Sandbox) -> None:
-        protocol = self.protocol = await self.loop.call(_newProtocol(self.pipes))
+        self.protocol = await self.loop.call(_newProtocol(self.pipes))
         try:
             self.program = spawn(
                 sandbox,
                 self.reactor,
                 self.command,
                 folder=programFolder(self.command, Path.cwd()),
-                reader=lambda data: self.loop.soon(protocol.pipe_data_received, 1, data),
+                reader=self._read,
             )
         except OSError as error:
             self.loop.stop()
@@ -229,6 +234,15 @@ class Engine:
         self.pipes.program = self.program
         self.program.ended.addCallback(self._ended)
         await self.program.ready
+
+    def _read(self, data: bytes) -> None:
+        """What it prints, to the protocol on the loop (in the reactor's thread)."""
+        newline = data.rfind(b"\n")
+        self._partial = len(data) - newline - 1 if newline >= 0 else self._partial + len(data)
+        if self._partial > MAX_LINE:
+            self._broken(EngineFailure(f"the engine {self.name} printed a line longer than {MAX_LINE} bytes"))
+        elif self.failure is None:
+            self.loop.soon(self._protocol().pipe_data_received, 1, data)
 
     def _protocol(self) -> chess.engine.UciProtocol:
         assert self.protocol is not None
