@@ -233,7 +233,8 @@ class Engine:
             raise EngineFailure(f"the engine {self.name} could not be spawned: {error.strerror or error}") from None
         self.pipes.program = self.program
         self.program.ended.addCallback(self._ended)
-        await self.program.ready
+        # Not waiting for ``program.ready``: what is written waits in the pipe, and the start's
+        # timeout then covers the sandbox's set-up too.
 
     def _read(self, data: bytes) -> None:
         """What it prints, to the protocol on the loop (in the reactor's thread)."""
