@@ -151,6 +151,17 @@ class EngineTests(TestCase):
 
         return ensureDeferred(check())
 
+    def test_aRelativePathInAFolder(self) -> Any:
+        async def check() -> None:
+            engine = fakeEngine(self, "normal", python=sys.executable)
+            relative = os.path.relpath(engine, Path.cwd())
+            self.assertIn(os.sep, relative)
+            started = await Engine.start(reactor, OFF, [relative])
+            self.addCleanup(started.quit)
+            self.assertIn(await started.play(chess.Board(), 0.05), chess.Board().legal_moves)
+
+        return ensureDeferred(check())
+
     def test_deafIsKilledAfterItsGrace(self) -> Any:
         async def check() -> None:
             engine = await self.started("deaf")
@@ -176,13 +187,13 @@ class EngineTests(TestCase):
         return ensureDeferred(check())
 
 
-def fakeEngine(testCase: SynchronousTestCase, mode: str) -> Path:
+def fakeEngine(testCase: SynchronousTestCase, mode: str, python: str = "python3") -> Path:
     """An engine program as a user has one: an executable in a folder of its own (copied into its sandbox)."""
     folder = Path(testCase.mktemp()).resolve()
     folder.mkdir()
     shutil.copy(FAKE, folder / "fake_uci.py")
     engine = folder / "engine"
-    engine.write_text(f'#!/bin/sh\nexec python3 "$(dirname "$0")/fake_uci.py" {mode}\n')
+    engine.write_text(f'#!/bin/sh\nexec {python} "$(dirname "$0")/fake_uci.py" {mode}\n')
     engine.chmod(0o755)
     return engine
 

@@ -156,14 +156,14 @@ async def _newProtocol(pipes: _Pipes) -> chess.engine.UciProtocol:
     return protocol
 
 
-def _checkExecutable(path: str) -> str:
-    """The reason a command cannot run at all, or ''."""
+def _findExecutable(path: str) -> tuple[str, str]:
+    """Its absolute path (it runs from its own folder, in the sandbox too), and the reason it cannot run, or ''."""
     found = shutil.which(path) if os.sep not in path else path
     if found is None or not os.path.exists(found):
-        return "no such file" if os.sep in path else "no such command on PATH"
+        return path, "no such file" if os.sep in path else "no such command on PATH"
     if os.path.isdir(found) or not os.access(found, os.X_OK):
-        return "not an executable file"
-    return ""
+        return path, "not an executable file"
+    return os.path.abspath(found), ""
 
 
 class Engine:
@@ -198,10 +198,10 @@ class Engine:
         margin: float = ANSWER_MARGIN,
     ) -> Engine:
         """Start it and say ``uci`` (and set its skill): a ready engine, or EngineFailure ("cannot start …")."""
-        problem = _checkExecutable(command[0])
+        found, problem = _findExecutable(command[0])
         if problem:
             raise EngineFailure(f"cannot start the engine {command[0]}: {problem}")
-        engine = cls(reactor, command, margin)
+        engine = cls(reactor, [found, *command[1:]], margin)
         try:
             await engine._spawn(sandbox)
             await engine._ask(engine._protocol().initialize(), startTimeout)
