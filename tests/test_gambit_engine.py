@@ -22,6 +22,7 @@ from twisted.trial.unittest import SkipTest, SynchronousTestCase, TestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, Child, freePort, python, twistd
 from tests.test_sandbox_hostile import velhanetLeftovers
+from velhanet.gambit.client import parseArguments
 from velhanet.gambit.engine import Engine, EngineFailure
 from velhanet.sandbox import Sandbox, SandboxSettings
 from velhanet.sandbox.bench import probeBubblewrap
@@ -259,3 +260,21 @@ class ClientWithAnEngineTests(SynchronousTestCase):
         white.process.send_signal(signal.SIGINT)
         self.assertEqual(white.wait(30), 0)
         self.assertEqual(velhanetLeftovers(str(engine.parent)), [])
+
+
+class EngineOptionsTests(SynchronousTestCase):
+    def test_engineImpliesBotAndItsOptionsNeedIt(self) -> None:
+        arguments = parseArguments(["--user", "dave", "--engine", "stockfish", "--skill", "0"])
+        self.assertEqual((arguments.bot, arguments.skill, arguments.movetime), (True, 0, 100))
+        self.assertEqual(arguments.sandboxSettings.mode, "auto")
+        arguments = parseArguments(["--user", "dave", "--engine", "stockfish", "--movetime", "500", "--sandbox", "off"])
+        self.assertEqual((arguments.skill, arguments.movetime, arguments.sandboxSettings.mode), (None, 500, "off"))
+        self.assertFalse(parseArguments(["--user", "dave"]).bot)
+        for wrong in (
+            ["--skill", "3"],
+            ["--movetime", "50"],
+            ["--engine", "x", "--skill", "21"],
+            ["--engine", "x", "--movetime", "0"],
+        ):
+            with self.assertRaises(SystemExit):
+                parseArguments(["--user", "dave", *wrong])
