@@ -15,16 +15,16 @@ machine alone with recording fakes.
 
 from __future__ import annotations
 
-import random
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import chess
 from automat import TypeMachine, TypeMachineBuilder
+from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
-from velhanet.bots.chess import chooseBotMove
+from velhanet.gambit.movesource import Bot, askBot
 from velhanet.gambit.scoresheet import Scoresheet, winnerResult
 from velhanet.gambit.screen import renderBoard, runCommand
 from velhanet.gambit.wire import Cmd, Message
@@ -130,7 +130,7 @@ class SessionCore:
     say: Callable[[str], None]
     finish: Callable[[int], None]
     clock: IReactorTime
-    bot: random.Random | None = None
+    bot: Bot | None = None
     botDelay: float = 0.5
     serverOptions: str = ""
     """``--host``/``--port`` as the user gave them, for the join hint."""
@@ -214,6 +214,8 @@ class Turns(Timed):
 
     timer: IDelayedCall | None = None
     """The bot's next move."""
+    thinking: Deferred[None] | None = None
+    """The bot's move being chosen (an engine thinks): cancelled when the game ends first."""
     drawAck: IDelayedCall | None = None
     """The server has this long to confirm our draw offer."""
     lastSent: chess.Move | None = None
@@ -234,6 +236,8 @@ class Turns(Timed):
     def stop(self) -> None:
         super().stop()
         self.settleOffer()
+        if self.thinking is not None:
+            self.thinking.cancel()
 
 
 def _nextScripted(inputs: Session, core: SessionCore) -> None:
@@ -507,8 +511,8 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
     @playing.upon(Session._botMove).loop()
     def botMove(inputs: Session, core: SessionCore, turns: Turns) -> None:
         turns.timer = None
-        if core.myTurn() and core.bot is not None:
-            playMove(inputs, core, turns, chooseBotMove(core.board, core.bot).uci())
+        if core.myTurn() and core.bot is not None and (turns.thinking is None or turns.thinking.called):
+            turns.thinking = askBot(core.bot, core.board, inputs.play, inputs.resign, core.say)
 
     @playing.upon(Session.offerDraw).loop()
     def offerDraw(inputs: Session, core: SessionCore, turns: Turns) -> None:
@@ -628,7 +632,7 @@ class ClientSession:
         say: Callable[[str], None],
         finish: Callable[[int], None],
         clock: IReactorTime,
-        bot: random.Random | None = None,
+        bot: Bot | None = None,
         botDelay: float = 0.5,
         serverOptions: str = "",
         keepPgn: Callable[[str], None] | None = None,
