@@ -809,7 +809,7 @@ class ClientDrawOfferTests(SynchronousTestCase):
 class RecordingPlayer:
     """A connection as the room and the lobby see it, recording every call (no transport at all)."""
 
-    def __init__(self, name: str = "", host: str = "10.0.0.1") -> None:
+    def __init__(self, name: str = "", host: str = "198.18.0.1") -> None:
         self.name, self.host = name, host
         self.game: Game | None = None
         self.lastGameId: str | None = None
@@ -1008,7 +1008,7 @@ class LobbyTests(SynchronousTestCase):
         self.assertIsNone(same.game)
         black = RecordingPlayer()
         self.lobby.join(black, "bob", gameId)
-        third = RecordingPlayer(host="10.0.0.3")
+        third = RecordingPlayer(host="198.18.0.3")
         self.lobby.join(third, "carol", gameId)
         self.assertIn("already has two players", third.told())
         self.assertEqual(third.failedJoins, 1)

@@ -186,7 +186,7 @@ class ServerAbuseTests(SynchronousTestCase):
         self.assertGreater(len([args for args in answers if "wait" in args]), 64)
         self.assertFalse(any(args == "alice" for args in answers))
         # another address is not affected, and the scanner's address recovers with time
-        honest = self.server.client(host="10.0.0.7")
+        honest = self.server.client(host="198.18.0.7")
         honest.send(cmd=3, user="bob", args=gameId)
         self.assertEqual(honest.received()[0], Message(Cmd.OK, "", "alice"))
 

@@ -314,10 +314,10 @@ class VelhaProperties(SynchronousTestCase):
         from .velha_harness import BotRecorder, FakeLan
 
         lan = FakeLan()
-        bo = lan.addPeer("Bo", "10.0.0.2", BotRecorder(lan.clock, seed=1), acceptPolicy="always")
+        bo = lan.addPeer("Bo", "198.18.0.2", BotRecorder(lan.clock, seed=1), acceptPolicy="always")
         for datagram in datagrams:
-            bo.datagramReceived(datagram, "10.0.0.9")
+            bo.datagramReceived(datagram, "198.18.0.9")
         lan.run(40, step=0.5)
         for source, _, raw in lan.log:
-            if source == "10.0.0.2":
+            if source == "198.18.0.2":
                 velhaWire.decodeDatagram(raw)  # everything Bo sent is well-formed

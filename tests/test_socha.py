@@ -6,6 +6,7 @@ from __future__ import annotations
 from xml.etree.ElementTree import Element
 
 from twisted.internet import reactor
+from twisted.internet.address import IPv4Address
 from twisted.internet.defer import inlineCallbacks
 from twisted.internet.task import Clock, deferLater
 from twisted.internet.testing import StringTransport
@@ -81,7 +82,7 @@ class Peer:
 
     def __init__(self, lobby: SochaFactory) -> None:
         self.protocol: SochaProtocol = lobby.buildProtocol(None)
-        self.transport = StringTransport()
+        self.transport = StringTransport(peerAddress=IPv4Address("TCP", "198.18.0.201", 54321))
         self.protocol.makeConnection(self.transport)
         self.reader = XmlStreamReader()
         self.sentProtocol = False
@@ -470,13 +471,13 @@ class LobbyTests(SynchronousTestCase):
         self.assertEqual(
             lines[:2],
             [
-                "<- 192.168.1.1:54321 <join> <join/>",
-                f'-> 192.168.1.1:54321 <joined> <protocol>\n  <joined roomId="{roomId}"/>',
+                "<- 198.18.0.201:54321 <join> <join/>",
+                f'-> 198.18.0.201:54321 <joined> <protocol>\n  <joined roomId="{roomId}"/>',
             ],
         )
         self.assertEqual(
             lines[2],
-            "<- 192.168.1.1:54321 <XML error: not well-formed XML: not well-formed (invalid token) at byte 19>"
+            "<- 198.18.0.201:54321 <XML error: not well-formed XML: not well-formed (invalid token) at byte 19>"
             " <!DOCTYPE x>",
         )
 

@@ -144,20 +144,20 @@ class ServerAbuseTests(SynchronousTestCase):
         """20,000 guesses on one connection once took 0.59 s; now an address gets 10, then 5 a minute."""
         guesses = 0
         for _ in range(100):
-            peer = peerFrom(self.lobby, "10.1.1.1")
+            peer = peerFrom(self.lobby, "198.18.0.101")
             while not peer.transport.disconnecting:
                 peer.send('<authenticate password="guess"/>')
                 guesses += 1
         self.assertLessEqual(guesses, SochaLimits.wrongPasswordsPerAddress + 100)
-        late = peerFrom(self.lobby, "10.1.1.1")
+        late = peerFrom(self.lobby, "198.18.0.101")
         late.send('<authenticate password="secret"/>')  # even the right one waits
         self.assertFalse(late.protocol.admin)
         self.assertIn(b"wait", late.transport.value())
-        other = peerFrom(self.lobby, "10.2.2.2")
+        other = peerFrom(self.lobby, "198.18.0.102")
         other.send('<authenticate password="secret"/>')
         self.assertTrue(other.protocol.admin)
         self.clock.advance(60)
-        again = peerFrom(self.lobby, "10.1.1.1")
+        again = peerFrom(self.lobby, "198.18.0.101")
         again.send('<authenticate password="secret"/>')
         self.assertTrue(again.protocol.admin)
 

@@ -14,7 +14,7 @@ from velhanet.velha.roster import MAX_PLAYERS, NICKS_PER_ADDRESS
 
 from .velha_harness import BotRecorder, FakeLan
 
-ANA, BO, EVE = "10.0.0.1", "10.0.0.2", "10.0.0.66"
+ANA, BO, EVE = "198.18.0.1", "198.18.0.2", "198.18.0.66"
 
 
 class Storm(SynchronousTestCase):
@@ -125,7 +125,7 @@ class ThirdHostTests(SynchronousTestCase):
         attempt = eve.connect(BO, port, Nothing())  # type: ignore[arg-type]
         self.lan.run(0.5)
         self.assertIn("refused by the factory", str(self.failureResultOf(attempt).value))
-        self.assertTrue(any("refused a connection from 10.0.0.66" in str(e) for e in self.bo.events), self.bo.events)
+        self.assertTrue(any("refused a connection from 198.18.0.66" in str(e) for e in self.bo.events), self.bo.events)
         self.lan.run(3)
         self.assertEqual(self.b.matchProtocol.peerNick if self.b.matchProtocol else None, "Ana")
         self.assertEqual(self.ana.kinds().count("match"), 1)
@@ -133,9 +133,9 @@ class ThirdHostTests(SynchronousTestCase):
 
 class SameHostTests(SynchronousTestCase):
     def test_onlyTheSameAddress(self) -> None:
-        self.assertTrue(sameHost("10.0.0.1", "10.0.0.1"))
-        self.assertFalse(sameHost("10.0.0.66", "10.0.0.1"))
-        self.assertFalse(sameHost("127.0.0.1", "10.0.0.1"))
+        self.assertTrue(sameHost("198.18.0.1", "198.18.0.1"))
+        self.assertFalse(sameHost("198.18.0.66", "198.18.0.1"))
+        self.assertFalse(sameHost("127.0.0.1", "198.18.0.1"))
         # On loopback a program that binds only its UDP socket connects from 127.0.0.1...
         self.assertTrue(sameHost("127.0.0.1", "127.0.0.3"))
         # ...but another loopback address is another peer (the campaign's attacker at 127.0.0.66).

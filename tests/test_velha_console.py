@@ -41,16 +41,16 @@ class ConsoleTests(SynchronousTestCase):
 
     def test_whoAndInvite(self) -> None:
         self.assertIn("nobody else is online", self.type("who"))
-        self.peer.datagrams.datagramReceived(b"02008Ana", ("10.0.0.1", 20181))
-        self.assertIn("* Ana is online (10.0.0.1)", self.transport.value().decode())
+        self.peer.datagrams.datagramReceived(b"02008Ana", ("198.18.0.1", 20181))
+        self.assertIn("* Ana is online (198.18.0.1)", self.transport.value().decode())
         self.transport.clear()
-        self.assertIn("Ana (10.0.0.1)", self.type("who"))
+        self.assertIn("Ana (198.18.0.1)", self.type("who"))
         self.assertIn("inviting Ana", self.type("invite Ana"))
         self.assertIn(b"04007Bo", self.sent)
         self.assertIn("already playing or inviting", self.type("invite Ana"))
 
     def test_invitationAndAnswer(self) -> None:
-        self.peer.datagrams.datagramReceived(b"04008Ana", ("10.0.0.1", 20181))
+        self.peer.datagrams.datagramReceived(b"04008Ana", ("198.18.0.1", 20181))
         self.assertIn("Ana invites you", self.transport.value().decode())
         self.assertIn("nobody has invited you", ConsoleTests._noInvite(self))
         out = self.type("no")
@@ -80,6 +80,6 @@ class ConsoleTests(SynchronousTestCase):
         self.assertEqual(renderBoard(board), " X | 2 | 3\n---+---+---\n 4 | O | 6\n---+---+---\n 7 | 8 | 9")
 
     def test_traceLineAsBefore(self) -> None:
-        self.console.tracer("udp")("out", "10.0.0.1", b"04007Bo", wire.Invite("Bo"))
+        self.console.tracer("udp")("out", "198.18.0.1", b"04007Bo", wire.Invite("Bo"))
         # Above the prompt, as every line the console says.
-        self.assertIn(f"[udp -> 10.0.0.1] b'04007Bo'  {wire.Invite('Bo')}\n", self.transport.value().decode())
+        self.assertIn(f"[udp -> 198.18.0.1] b'04007Bo'  {wire.Invite('Bo')}\n", self.transport.value().decode())

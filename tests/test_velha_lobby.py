@@ -18,7 +18,7 @@ from velhanet.velha.roster import NICKS_PER_ADDRESS, Roster
 
 from .velha_harness import BotRecorder, Datagram, FakeLan, Recorder
 
-A, B, C = "10.0.0.1", "10.0.0.2", "10.0.0.3"
+A, B, C = "198.18.0.1", "198.18.0.2", "198.18.0.3"
 HANDSHAKE_KINDS = (wire.Invite, wire.InviteAnswer, wire.InviteAck)
 
 
@@ -29,12 +29,12 @@ def isKind(datagram: Datagram, kind: type[object]) -> bool:
 class RosterTests(SynchronousTestCase):
     def test_addRefreshExpireRemove(self) -> None:
         roster = Roster()
-        self.assertTrue(roster.seen("Bo", "10.0.0.2", 0))
-        self.assertFalse(roster.seen("bo", "10.0.0.9", 10))
+        self.assertTrue(roster.seen("Bo", "198.18.0.2", 0))
+        self.assertFalse(roster.seen("bo", "198.18.0.9", 10))
         entry = roster.get("BO")
         assert entry is not None
-        self.assertEqual((entry.address, entry.lastSeen), ("10.0.0.9", 10))
-        roster.seen("Ana", "10.0.0.1", 5)
+        self.assertEqual((entry.address, entry.lastSeen), ("198.18.0.9", 10))
+        roster.seen("Ana", "198.18.0.1", 5)
         self.assertEqual([e.nick for e in roster.expire(silentSince=8)], ["Ana"])
         self.assertIn("Bo", roster)
         self.assertEqual(roster.remove("bO").nick, "bo")  # type: ignore[union-attr]

@@ -22,7 +22,7 @@ from .velha_harness import BotRecorder, FakeLan, Recorder
 from .velha_match_fakes import RecordingPeer, newMatch
 from .velha_original import OriginalProgram, onlyKinds
 
-VELHA, JAVA, THIRD = "10.0.0.1", "10.0.0.2", "10.0.0.3"
+VELHA, JAVA, THIRD = "198.18.0.1", "198.18.0.2", "198.18.0.3"
 
 
 def consoleFrontEnd() -> tuple[ConsoleFrontEnd, StringTransport]:
@@ -495,9 +495,9 @@ class SilentPeerTests(SynchronousTestCase):
     def setUp(self) -> None:
         self.lan = FakeLan()
         self.ana, self.bo = Recorder(), BotRecorder(self.lan.clock, seed=1)
-        self.a = self.lan.addPeer("Ana", "10.0.0.1", self.ana, announceTargets=[])
-        self.b = self.lan.addPeer("Bo", "10.0.0.2", self.bo, announceTargets=[], acceptPolicy="always")
-        self.a.datagramReceived(b"02007Bo", "10.0.0.2")
+        self.a = self.lan.addPeer("Ana", "198.18.0.1", self.ana, announceTargets=[])
+        self.b = self.lan.addPeer("Bo", "198.18.0.2", self.bo, announceTargets=[], acceptPolicy="always")
+        self.a.datagramReceived(b"02007Bo", "198.18.0.2")
 
     def test_noMoveFromPeer(self) -> None:
         """Ana (a recorder that never plays) falls silent: Bo warns at 60 s and gives up at 120 s."""
@@ -526,26 +526,26 @@ class InsideVelhanetTests(SynchronousTestCase):
     def test_cancelWhileConnecting(self) -> None:
         lan = FakeLan(connectLatency=1.0)
         ana, cy = Recorder(), Recorder()
-        a = lan.addPeer("Ana", "10.0.0.1", ana, announceTargets=["10.0.0.3"])
-        lan.addPeer("Cy", "10.0.0.3", cy, announceTargets=[], acceptPolicy="always")
-        a.datagramReceived(b"02007Cy", "10.0.0.3")
+        a = lan.addPeer("Ana", "198.18.0.1", ana, announceTargets=["198.18.0.3"])
+        lan.addPeer("Cy", "198.18.0.3", cy, announceTargets=[], acceptPolicy="always")
+        a.datagramReceived(b"02007Cy", "198.18.0.3")
         a.invite("Cy")
         lan.run(0.8)  # MSG05 arrived, MSG06 sent, the connect is under way
-        self.assertEqual(len(lan.sent("10.0.0.1", wire.InviteAck)), 1)
+        self.assertEqual(len(lan.sent("198.18.0.1", wire.InviteAck)), 1)
         self.assertEqual(lan.pumps, [])
         a.stop()
-        self.assertIn(wire.Goodbye("Ana"), lan.sent("10.0.0.1", wire.Goodbye))
+        self.assertIn(wire.Goodbye("Ana"), lan.sent("198.18.0.1", wire.Goodbye))
         lan.run(40)
         self.assertEqual(lan.pumps, [])
         self.assertEqual(a.inviters, {})
-        a.datagramReceived(b"02007Cy", "10.0.0.3")
+        a.datagramReceived(b"02007Cy", "198.18.0.3")
 
     def test_connectingStateHoldsUntilTheConnection(self) -> None:
         lan = FakeLan(connectLatency=1.0)
         ana, cy = BotRecorder(lan.clock, seed=1), BotRecorder(lan.clock, seed=2)
-        a = lan.addPeer("Ana", "10.0.0.1", ana, announceTargets=[])
-        lan.addPeer("Cy", "10.0.0.3", cy, announceTargets=[], acceptPolicy="always")
-        a.datagramReceived(b"02007Cy", "10.0.0.3")
+        a = lan.addPeer("Ana", "198.18.0.1", ana, announceTargets=[])
+        lan.addPeer("Cy", "198.18.0.3", cy, announceTargets=[], acceptPolicy="always")
+        a.datagramReceived(b"02007Cy", "198.18.0.3")
         a.invite("Cy")
         lan.run(1.2)
         self.assertIsNone(a.matchProtocol)
@@ -582,10 +582,10 @@ class InsideVelhanetTests(SynchronousTestCase):
     def test_redeclinedInvitationIsReported(self) -> None:
         lan = FakeLan()
         bo = Recorder()
-        b = lan.addPeer("Bo", "10.0.0.2", bo, announceTargets=[], acceptPolicy="never")
-        b.datagramReceived(b"04008Ana", "10.0.0.1")
+        b = lan.addPeer("Bo", "198.18.0.2", bo, announceTargets=[], acceptPolicy="never")
+        b.datagramReceived(b"04008Ana", "198.18.0.1")
         lan.run(10)
-        b.datagramReceived(b"04008Ana", "10.0.0.1")
+        b.datagramReceived(b"04008Ana", "198.18.0.1")
         lan.run(1)
         updates = [e for e in bo.events if e[0] == "invite"]
         self.assertEqual([e[2] for e in updates], ["declined", "redeclined"])

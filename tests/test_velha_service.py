@@ -78,7 +78,7 @@ class OptionsTests(SynchronousTestCase):
 
     def test_broadcastAddresses(self) -> None:
         """Every interface's broadcast address once, after 255.255.255.255; interfaces without one skipped."""
-        brd = {"eth0": "192.168.1.255", "eth1": "192.168.1.255", "wlan0": "10.1.255.255", "tun0": "0.0.0.0"}
+        brd = {"eth0": "198.18.0.255", "eth1": "198.18.0.255", "wlan0": "198.18.0.127", "tun0": "0.0.0.0"}
 
         def ioctl(fd: int, request: int, arg: bytes) -> bytes:
             self.assertEqual(request, serviceModule.SIOCGIFBRDADDR)
@@ -90,7 +90,7 @@ class OptionsTests(SynchronousTestCase):
         names = ["lo", "eth0", "eth1", "wlan0", "tun0"]
         self.patch(serviceModule.socket, "if_nameindex", lambda: list(enumerate(names, 1)))
         self.patch(serviceModule.fcntl, "ioctl", ioctl)
-        self.assertEqual(broadcastAddresses(), ["255.255.255.255", "192.168.1.255", "10.1.255.255"])
+        self.assertEqual(broadcastAddresses(), ["255.255.255.255", "198.18.0.255", "198.18.0.127"])
 
     def test_broadcastAddressesWithoutInterfaces(self) -> None:
         def noInterfaces() -> list[tuple[int, str]]:
@@ -102,11 +102,11 @@ class OptionsTests(SynchronousTestCase):
     def test_traceLinesAsBefore(self) -> None:
         """The bot's trace line, word for word as before the tracers were shared."""
         with capturedLogs() as events:
-            logTrace("udp")("out", "10.0.0.2", b"04007Bo", wire.Invite("Bo"))
+            logTrace("udp")("out", "198.18.0.2", b"04007Bo", wire.Invite("Bo"))
             logTrace("tcp")("in", "Ana", b"070061\n", wire.MatchStart(1))
         self.assertEqual(
             [formatEvent(event) for event in events],
-            [f"-> udp 10.0.0.2 b'04007Bo' {wire.Invite('Bo')}", f"<- tcp Ana b'070061\\n' {wire.MatchStart(1)}"],
+            [f"-> udp 198.18.0.2 b'04007Bo' {wire.Invite('Bo')}", f"<- tcp Ana b'070061\\n' {wire.MatchStart(1)}"],
         )
         self.assertEqual(events[0]["log_namespace"], "velhanet.velha.service.VelhaService")
 

@@ -286,15 +286,15 @@ class StreamTests(HubTestCase):
         def watch(host: str) -> Browser:
             return Browser(self.hub, self.clock, b"/game/1/events", perAddress=perAddress, host=host)
 
-        first, second = watch("10.0.0.1"), watch("10.0.0.1")
+        first, second = watch("198.18.0.1"), watch("198.18.0.1")
         self.assertEqual((first.status(), second.status()), (200, 200))
-        refused = watch("10.0.0.1")
+        refused = watch("198.18.0.1")
         self.assertEqual(refused.status(), 503)
         self.assertIn(b"too many streams from your address", refused.body())
-        self.assertEqual(watch("10.0.0.2").status(), 200)  # another address is not held back
+        self.assertEqual(watch("198.18.0.2").status(), 200)  # another address is not held back
         first.channel.connectionLost(Exception("gone"))
-        self.assertEqual(watch("10.0.0.1").status(), 200)
-        self.assertEqual(perAddress.open, {"10.0.0.1": 2, "10.0.0.2": 1})
+        self.assertEqual(watch("198.18.0.1").status(), 200)
+        self.assertEqual(perAddress.open, {"198.18.0.1": 2, "198.18.0.2": 1})
 
     def test_pagesAllowOnlyTheirOwnScript(self) -> None:
         self.game()

@@ -142,7 +142,7 @@ class VelhaService(MultiService):
 
 
 def logTrace(channel: str) -> Tracer:
-    """The bot's ``--trace``: one log line per message, as ``-> udp 10.0.0.2 b'04007Bo' Invite(...)``."""
+    """The bot's ``--trace``: one log line per message, as ``-> udp 198.18.0.2 b'04007Bo' Invite(...)``."""
     return logTracer(
         "velhanet.velha.service.VelhaService", format=f"{{arrow}} {channel} {{peer}} {{raw}} {{decoded}}", showRaw=repr
     )
