@@ -24,6 +24,7 @@ from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Messa
 from velhanet.games.chessgame import ChessRules, gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
 from velhanet.limits import AddressBuckets
+from velhanet.watching import Score
 
 from .gambit_original import OriginalServerFactory
 
@@ -770,10 +771,10 @@ class ClientOnOriginalServerTests(SynchronousTestCase):
         bob.scriptEnded()
         alice = self.table.connect("alice", bob.gameId)
         self.table.run(0.2)
-        self.assertIn("You played e4", self.table.said("bob"))
+        self.assertIn("You played 1. e4", self.table.said("bob"))
         alice.command("e5")
         self.table.run(0.2)
-        self.assertIn("You played Nf3", self.table.said("bob"))
+        self.assertIn("You played 2. Nf3", self.table.said("bob"))
         alice.command("Nc6")
         self.table.run(0.2)
         self.assertIn("Standard input has ended and it is your move: leaving the game.", self.table.said("bob"))
@@ -884,7 +885,7 @@ class RoomMachineTests(SynchronousTestCase):
         for inputs in (room.move, room.end, room.draw):
             inputs(white, "e4")
             self.assertIn("has no opponent yet", white.told())
-        room._finish("nobody")  # a decision before the game started is not one
+        room._finish("nobody", Score("*"))  # a decision before the game started is not one
         self.assertEqual((white.taken(), removed), ([], []))
         room.join(black)  # still waiting: the game can start
         self.assertIs(core.black, black)

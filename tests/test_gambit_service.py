@@ -18,6 +18,7 @@ from twisted.trial.unittest import SynchronousTestCase, TestCase
 from velhanet.gambit.client import parseArguments
 from velhanet.gambit.tap import Options, makeService
 from velhanet.gambit.wire import Cmd, Message
+from velhanet.games.chessrecord import readGames
 
 from .gambit_original import OriginalServerFactory
 from .processes import ENVIRONMENT, ROOT, freePort, python, twistd
@@ -58,7 +59,10 @@ class RealProcessesTests(TestCase):
 
         port = freePort()
         server = subprocess.Popen(
-            twistd("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1", log=tmp / "s.log"),
+            twistd(
+                "gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1", "--pgn-dir", str(tmp / "games"),
+                log=tmp / "s.log",
+            ),
             cwd=ROOT,
             env=environment,
         )
@@ -91,7 +95,7 @@ class RealProcessesTests(TestCase):
             self.addCleanup(process.kill)
             return process
 
-        alice = bot("--user", "alice", "--seed", "1")
+        alice = bot("--user", "alice", "--seed", "1", "--pgn", str(tmp / "alice.pgn"))
         first = alice.stdout.readline() if alice.stdout else ""
         self.assertRegex(first, r"^Game [0-9a-f]{4} created")
         gameId = first.split()[1]
@@ -104,6 +108,16 @@ class RealProcessesTests(TestCase):
         outputs = [p.stdout.read() if p.stdout else "" for p in (alice, bob)]
         for output in outputs:
             self.assertIn("GAME OVER:", output)
+            self.assertRegex(output, r"\nThe game: 1\. \S+ \S+ 2\. ")
+        # The server's archive and alice's file hold the same game, as python-chess reads them.
+        [served] = [readGames(path.read_text(encoding="utf-8")) for path in (tmp / "games").iterdir()]
+        [kept] = readGames((tmp / "alice.pgn").read_text(encoding="utf-8"))
+        self.assertEqual(len(served), 1)
+        self.assertEqual(list(served[0].mainline_moves()), list(kept.mainline_moves()))
+        self.assertGreater(len(list(kept.mainline_moves())), 2)
+        self.assertEqual((kept.headers["White"], kept.headers["Black"]), ("alice", "bob"))
+        self.assertEqual(served[0].headers["Result"], kept.headers["Result"])
+        self.assertIn(kept.headers["Result"], ("1-0", "0-1", "1/2-1/2"))
         unreachable = subprocess.run(
             [*client, "--user", "x", "--port", "1"],
             cwd=ROOT,
@@ -156,7 +170,7 @@ class ScriptedClientTests(TestCase):
         bobSaid = bob.stdout.read() if bob.stdout else ""
         self.assertEqual(alice.returncode, 0, aliceSaid)
         self.assertIn(f"--port {number}", aliceSaid)  # the join hint names the server
-        self.assertIn("You played e4", aliceSaid)
+        self.assertIn("You played 1. e4", aliceSaid)
         self.assertIn("Leaving the game.", aliceSaid)
         self.assertNotIn("non-clean", aliceSaid)
         self.assertIn("GAME OVER: El jugador alice ha abandonado la partida", bobSaid)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import random
 
 import chess
+from twisted.internet.defer import Deferred
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
+from velhanet.gambit.engine import EngineFailure
+from velhanet.gambit.movesource import Bot
+from velhanet.gambit.screen import runCommand
 from velhanet.gambit.session import (
     DRAW_ACK,
     END_GRACE,
@@ -17,7 +21,6 @@ from velhanet.gambit.session import (
     Session,
     SessionCore,
     SessionMachine,
-    runCommand,
 )
 from velhanet.gambit.wire import Cmd, Message
 
@@ -39,10 +42,26 @@ class Screen:
         return "\n".join(self.said)
 
 
+class Thinker:
+    """A move source that answers when the test says (an engine's answer, or its failure)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[chess.Board, Deferred[chess.Move]]] = []
+        self.cancelled = 0
+
+    def choose(self, board: chess.Board) -> Deferred[chess.Move]:
+        def cancel(_: Deferred[chess.Move]) -> None:
+            self.cancelled += 1
+
+        answer: Deferred[chess.Move] = Deferred(cancel)
+        self.asked.append((board, answer))
+        return answer
+
+
 class SessionMachineTests(SynchronousTestCase):
     """Every state reached through the inputs, every refusal, every way out, and no timer left behind."""
 
-    def machine(self, gameId: str | None = None, bot: random.Random | None = None) -> tuple[Session, SessionCore]:
+    def machine(self, gameId: str | None = None, bot: Bot | None = None) -> tuple[Session, SessionCore]:
         self.clock, self.screen = Clock(), Screen()
         screen = self.screen
         core = SessionCore(
@@ -57,7 +76,7 @@ class SessionMachineTests(SynchronousTestCase):
         )
         return SessionMachine(core), core
 
-    def reach(self, state: str, bot: random.Random | None = None) -> tuple[Session, SessionCore]:
+    def reach(self, state: str, bot: Bot | None = None) -> tuple[Session, SessionCore]:
         """A machine driven to ``state`` through its inputs; what it said on the way is dropped."""
         joins = state in ("joining", "refused", "black", "ending", "resigned")
         machine, core = self.machine("e215" if joins else None, bot)
@@ -249,14 +268,14 @@ class SessionMachineTests(SynchronousTestCase):
         machine.play("Nf3")
         sent, said, _ = self.screen.taken()
         self.assertEqual(sent, [Message(Cmd.MOVE, "alice", "e215:g1f3")])
-        self.assertEqual(said[0], "You played Nf3")
+        self.assertEqual(said[0], "You played 1. Nf3")
         machine.play("e4")
         self.assertEqual(self.screen.taken(), ([], ["Not your turn."], []))
         machine.opponentMoved("garbage")
         self.assertIn("Ignored an unreadable move from bob", self.screen.taken()[1][0])
         machine.opponentMoved("e215:e7e5")
         said = self.screen.taken()[1]
-        self.assertEqual((said[0], said[-1]), ("bob played e5", "Your move:"))
+        self.assertEqual((said[0], said[-1]), ("bob played 1... e5", "Your move:"))
         self.assertEqual(core.board.peek(), chess.Move.from_uci("e7e5"))
 
     def test_playingRefusedMoveIsTakenBack(self) -> None:
@@ -317,6 +336,48 @@ class SessionMachineTests(SynchronousTestCase):
         machine.quit()  # leaving cancels the bot's pending move
         self.assertOver(machine, [0])
 
+    def test_playingEngineMovesWhenItAnswers(self) -> None:
+        thinker = Thinker()
+        machine, core = self.reach("playing", bot=thinker)
+        self.clock.advance(0.1)
+        [(board, answer)] = thinker.asked
+        self.assertIsNot(board, core.board)  # the source has a copy of its own
+        self.assertEqual(self.screen.sent, [])
+        machine._prompt()  # a repeated prompt while it thinks asks nothing more
+        self.clock.advance(0.1)
+        self.assertEqual(len(thinker.asked), 1)
+        answer.callback(chess.Move.from_uci("g1f3"))
+        self.assertEqual(self.screen.sent, [Message(Cmd.MOVE, "alice", "e215:g1f3")])
+        machine.opponentMoved("d7d5")
+        self.clock.advance(0.1)
+        self.assertEqual(len(thinker.asked), 2)
+        machine.quit()  # leaving cancels the question: its late answer changes nothing
+        self.assertEqual(thinker.cancelled, 1)
+        self.assertOver(machine, [0])
+
+    def test_playingEngineFailureResignsSayingWhy(self) -> None:
+        thinker = Thinker()
+        machine, core = self.reach("playing", bot=thinker)
+        self.clock.advance(0.1)
+        thinker.asked[0][1].errback(EngineFailure("the engine stockfish crashed (exit 1)"))
+        sent, said, _ = self.screen.taken()
+        self.assertEqual(sent, [Message(Cmd.END, "alice", "alice resigns: bob wins")])
+        self.assertEqual(said, ["the engine stockfish crashed (exit 1): resigning", "You resigned."])
+        self.assertEqual(machine.phase(), "over")
+        self.clock.advance(RESIGN_GRACE)
+        self.assertOver(machine, [0])
+
+    def test_playingEngineCancelledByTheEndSaysNothing(self) -> None:
+        thinker = Thinker()
+        machine, core = self.reach("playing", bot=thinker)
+        self.clock.advance(0.1)
+        machine.ended("bob resigns: alice wins")
+        self.assertEqual(thinker.cancelled, 1)
+        answer = thinker.asked[0][1]
+        self.assertTrue(answer.called)
+        self.assertEqual(self.screen.said, ["GAME OVER: bob resigns: alice wins"])
+        self.assertOver(machine, [0])
+
     def test_playingScriptedLinesWaitForOurTurn(self) -> None:
         machine, core = self.reach("waiting")
         core.script = ["help", "e4"]
@@ -372,7 +433,11 @@ class SessionMachineTests(SynchronousTestCase):
         )
         machine.ended("alice ha abandonado la partida")
         self.assertEqual(
-            self.screen.said, ["GAME OVER: Black wins by checkmate (the server says: alice ha abandonado la partida)"]
+            self.screen.said,
+            [
+                "The game: 1. f3 e5 2. g4 Qh4# 0-1",
+                "GAME OVER: Black wins by checkmate (the server says: alice ha abandonado la partida)",
+            ],
         )
         self.assertOver(machine, [0])
 
@@ -381,7 +446,10 @@ class SessionMachineTests(SynchronousTestCase):
         self.clock.advance(END_GRACE)
         self.assertEqual(
             self.screen.said,
-            ["GAME OVER: Black wins by checkmate (the server sent no END; the original Gambit server does not)"],
+            [
+                "The game: 1. f3 e5 2. g4 Qh4# 0-1",
+                "GAME OVER: Black wins by checkmate (the server sent no END; the original Gambit server does not)",
+            ],
         )
         self.assertOver(machine, [0])
 

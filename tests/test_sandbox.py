@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import socket
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
+from twisted.internet.error import ProcessDone
+from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
 import velhanet
@@ -32,10 +36,16 @@ from velhanet.sandbox.limits import (
     settingsFrom,
 )
 from velhanet.sandbox.monitor import Supervision, enforcementOf, rlimitOptions
+from velhanet.sandbox.program import SandboxedProgram
 from velhanet.sandbox.sandbox import Sandbox, SandboxUnavailable
 from velhanet.sandbox.verdict import CPU, MEMORY, NETWORK, PROCESSES, Verdict, limitCause
 
 ROOT = Path(__file__).resolve().parent.parent
+ON_FD_3 = (
+    "import os, sys; os.dup2(int(sys.argv[1]), 3);"
+    " os.execv('/bin/sh', ['sh', '-c', sys.argv[2], 'velhanet-supervisor', *sys.argv[3:]])"
+)
+"""``python -c ON_FD_3 FD SCRIPT COMMAND…``: the supervisor's script with its status descriptor 3 on FD."""
 
 
 class LimitsTests(SynchronousTestCase):
@@ -125,6 +135,29 @@ class JailTests(SynchronousTestCase):
         self.assertEqual(jail.parseStatus("copyfailed\n"), (None, 0, True))
         self.assertEqual(jail.parseStatus(""), (None, 0, False))  # killed before it could say anything
 
+    def test_standardInputOnlyForAProgramVelhanetTalksTo(self) -> None:
+        self.assertNotIn(("VELHANET_STDIN", "1"), self.pairs(self.argv(command=["./bot"]), "--setenv"))
+        self.assertIn(("VELHANET_STDIN", "1"), self.pairs(self.argv(command=["./engine"], stdin=True), "--setenv"))
+
+    def test_supervisorPassesStandardInputThroughWhenAsked(self) -> None:
+        """The supervisor itself, outside bwrap: without its last ``kill -1``, which only a PID namespace contains."""
+        script = jail.SUPERVISOR.replace("kill -KILL -1 2>/dev/null", ":")
+        self.assertNotEqual(script, jail.SUPERVISOR)
+        for passed, expected in (("1", b"uci\n"), ("", b"")):
+            status, statusEnd = os.pipe()
+            self.addCleanup(os.close, status)
+            done = subprocess.run(
+                [sys.executable, "-c", ON_FD_3, str(statusEnd), script, "cat"],
+                input=b"uci\n",
+                capture_output=True,
+                pass_fds=[statusEnd],
+                env={"PATH": "/usr/bin:/bin", "VELHANET_CWD": "/tmp", "VELHANET_STDIN": passed},
+                timeout=20,
+            )
+            os.close(statusEnd)
+            self.assertEqual((done.returncode, done.stdout), (0, expected), done.stderr)
+            self.assertEqual(jail.parseStatus(os.read(status, 1000).decode())[0], 0)  # outside, "left" counts the host
+
     def test_programFolder(self) -> None:
         cwd = ROOT
         self.assertEqual(
@@ -193,6 +226,49 @@ def ipv6(destination: str, protocol: int, transport: bytes) -> bytes:
         ipaddress.IPv6Address(destination).packed,
     )
     return header + transport
+
+
+class ChildTransport:
+    """What a SandboxedProgram writes to its process."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[int, bytes]] = []
+        self.stdinClosed = False
+
+    def writeToChild(self, fd: int, data: bytes) -> None:
+        self.written.append((fd, data))
+
+    def closeStdin(self) -> None:
+        self.stdinClosed = True
+
+
+class ConversationTests(SynchronousTestCase):
+    """A program spawned with a reader: its standard output goes to the reader, ``write`` to its input."""
+
+    def test_outputToTheReaderInputFromWrite(self) -> None:
+        read: list[bytes] = []
+        program = SandboxedProgram(None, None, None, 100, reader=read.append)
+        transport = ChildTransport()
+        program.makeConnection(transport)
+        program.write(b"uci\n")
+        program.childDataReceived(1, b"id name fake\nuciok\n")
+        program.childDataReceived(2, b"a warning\n")
+        self.assertEqual(read, [b"id name fake\nuciok\n"])
+        self.assertEqual(transport.written, [(0, b"uci\n")])
+        self.assertIn(b"a warning", program.tail)
+        program.closeStdin()
+        self.assertTrue(transport.stdinClosed)
+        program.write(b"stop\n")  # a late line after the end of its input is dropped
+        program.processEnded(Failure(ProcessDone(0)))
+        program.write(b"quit\n")  # it ended: nothing is written
+        self.assertEqual(transport.written, [(0, b"uci\n")])
+        self.assertEqual(self.successResultOf(program.ended).status, 0)
+
+    def test_withoutAReaderTheOutputIsKept(self) -> None:
+        program = SandboxedProgram(None, None, None, 100)
+        program.makeConnection(ChildTransport())
+        program.childDataReceived(1, b"hello\n")
+        self.assertEqual(program.tail, b"hello\n")
 
 
 class ForbiddenPacketTests(SynchronousTestCase):

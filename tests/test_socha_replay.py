@@ -16,6 +16,7 @@ from twisted.logger import capturedLogs
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.games.piranhas import PiranhasState
+from velhanet.games.piranhasnotation import moveNotation
 from velhanet.socha.games import PiranhasGame
 from velhanet.socha.protocol import SochaFactory
 from velhanet.socha.replay import IncompleteLog, LogError, ReplayedGame, moveSeconds, readLog
@@ -66,7 +67,7 @@ class ReadLogTests(SynchronousTestCase):
         # each move leads from one position to the next, by the rules
         for turn, (before, text, after) in enumerate(zip(game.positions, game.moves, game.positions[1:], strict=False)):
             state = PiranhasState(before, turn)
-            played = [m for m in state.legalMoves() if f"({m.x}, {m.y}) {m.direction.name}" == text]
+            played = [m for m in state.legalMoves() if moveNotation(before, m) == text]
             self.assertEqual(len(played), 1, text)
             self.assertEqual(state.apply(played[0]).cells, after)
 
@@ -184,6 +185,6 @@ class ReplayEndToEndTests(SynchronousTestCase):
 
         self.assertIn("velhanet", get("/"))
         first, second = get("/game/1/board/0"), get("/game/2/board/0")
-        self.assertIn("Piranhas board", first)
+        self.assertIn('class="board piranhas"', first)
         self.assertEqual(first, second)
         self.assertNotEqual(get("/game/1/board/1"), first)

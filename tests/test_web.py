@@ -178,7 +178,9 @@ class StreamTests(HubTestCase):
             [name for name, _ in late.events()],
             ["snapshot", "move", "end"],
         )
-        self.assertEqual(late.events()[2][1], {"result": "alice wins", "moves": 3, "svg": "<svg>2</svg>"})
+        self.assertEqual(
+            late.events()[2][1], {"result": "alice wins", "moves": 3, "svg": "<svg>2</svg>", "steps": False}
+        )
         self.assertEqual(self.otherTimers(), [], "the end took the board's place")
 
     def test_movesAtOnceOneBoardPerIntervalForAllSpectators(self) -> None:

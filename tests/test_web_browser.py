@@ -123,13 +123,85 @@ class ReplayBrowserTests(SynchronousTestCase):
         site.checkAlive()
 
 
+CHESS_SITE = """
+import chess
+from twisted.internet import reactor
+from velhanet.web.hub import GameHub
+from velhanet.web.site import spectatorSite
+
+hub = GameHub(reactor, language="es")
+board = chess.Board()
+game = hub.started("gambit", "chess", ["ana", "bo"], lambda: board)
+for move in ("e2e4", "e7e5", "g1f3"):
+    board.push_uci(move)
+    game.moved(move)
+mated = chess.Board()
+over = hub.started("gambit", "chess", ["ana", "bo"], lambda: mated)
+for move in ("f2f3", "e7e5", "g2g4", "d8h4"):
+    mated.push_uci(move)
+    over.moved(move)
+over.ended("Ganan las negras por jaque mate (0-1)")
+print(reactor.listenTCP(0, spectatorSite(hub), interface="127.0.0.1").getHost().port, flush=True)
+reactor.run()
+"""
+"""A site in Spanish over a hub holding a chess game of three moves, as the Gambit room reports them (UCI),
+and a finished one (the fool's mate)."""
+
+
+class ChessPageBrowserTests(SynchronousTestCase):
+    timeout = 60
+
+    def setUp(self) -> None:
+        if CHROMIUM is None:
+            self.skipTest(NO_CHROMIUM)
+
+    def test_sanWithMoveNumbersAndThePgnLink(self) -> None:
+        site = Child(self, python("-c", CHESS_SITE))
+        port = site.readLine().strip()
+        self.assertTrue(port.isdigit(), f"the chess site did not start: {port!r}")
+        page = Chromium(self).open(f"http://127.0.0.1:{port}/game/1")
+        items = "[...document.querySelectorAll('#moves li')]"
+        texts = page.waitFor(f"{MOVES} === 3", f"{items}.map((li) => li.firstChild.textContent)")
+        self.assertEqual(texts, ["1. e4", "e5", "2. Nf3"])
+        self.assertEqual(page.evaluate(f"{items}.map((li) => li.querySelectorAll('.time').length)"), [1, 1, 1])
+        self.assertTrue(page.evaluate(f"{items}[0].offsetTop === {items}[1].offsetTop"), "1. e4 e5 on one line")
+        self.assertFalse(page.evaluate(f"{items}[1].offsetTop === {items}[2].offsetTop"), "2. Nf3 on the next")
+        link = "document.getElementById('pgn-link')"
+        self.assertFalse(page.evaluate("document.getElementById('pgn').hidden"))
+        self.assertEqual(page.evaluate(f"{link}.textContent"), "PGN")
+        self.assertEqual(page.evaluate(f"{link}.getAttribute('href')"), "/game/1.pgn")
+        pgn = page.evaluate(f"fetch({link}.href).then((r) => r.text())")
+        self.assertIn("1. e4 { [%emt", pgn)
+        self.assertIn('[Result "*"]', pgn)
+        # the page in the server's language, the script's words too
+        self.assertEqual(page.waitFor("document.getElementById('status').textContent === 'en directo'", "1"), 1)
+        self.assertEqual(page.evaluate("document.querySelector('h2').textContent"), "Jugadas")
+        self.assertIn("(ajedrez)", page.evaluate("document.getElementById('title').textContent"))
+        self.assertTrue(page.evaluate("document.getElementById('steps').hidden"), "a game still played: no step bar")
+        # a finished game: stepped through on its SAN list
+        over = page.browser.open(f"http://127.0.0.1:{port}/game/2")
+        at = "document.getElementById('step-at').textContent"
+        self.assertEqual(
+            over.waitFor(f"{at} === 'jugada 4 de 4'", f"{items}.map((li) => li.firstChild.textContent)"),
+            ["1. f3", "e5", "2. g4", "Qh4#"],
+        )
+        over.evaluate(f"{items}[1].click()")
+        board = "Number(document.getElementById('board').dataset.moves)"
+        self.assertEqual(over.waitFor(f"{board} === 2 && {at} === 'jugada 2 de 4'", board), 2)
+        self.assertEqual(
+            over.evaluate("document.getElementById('result').textContent"), "Ganan las negras por jaque mate (0-1)"
+        )
+        site.checkAlive()
+
+
 class GambitBrowserTests(BrowserTestCase):
     def test_watchTwoBotsPlay(self) -> None:
         port = freePort()
         self.startServer("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1").waitForPort(port)
         self.browser = Chromium(self)
         listPage = self.browser.open(self.base + "/")
-        self.assertEqual(listPage.waitFor("document.getElementById('status').textContent === 'live'", "1"), 1)
+        # the server's default language, Spanish, on the site too
+        self.assertEqual(listPage.waitFor("document.getElementById('status').textContent === 'en directo'", "1"), 1)
         client = python("-c", "from velhanet.gambit.client import main; main()", "--port", str(port), "--bot")
         alice = Child(self, [*client, "--bot-delay", "0.2", "--user", "alice", "--seed", "1"])
         first = alice.readLine()
@@ -137,6 +209,8 @@ class GambitBrowserTests(BrowserTestCase):
         bob = Child(self, [*client, "--bot-delay", "0.2", "--user", "bob", "--seed", "2", "--game", first.split()[1]])
         self.watchAGame(listPage, "gambit", ("alice", "bob"))
         self.assertIn("<svg", self.game.evaluate(BOARD))
+        first = self.game.evaluate("document.querySelector('#moves li').firstChild.textContent")
+        self.assertRegex(first, r"^1\. ([KQRBN]?[a-h]?[1-8]?x?[a-h][1-8]|O-O)", "SAN with its move number")
         for player in (alice, bob):
             self.assertEqual(player.wait(30), 0)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from typing import Any
+from xml.etree.ElementTree import fromstring
 
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
@@ -46,7 +47,10 @@ class GobangTests(SynchronousTestCase):
             (black, 1, 2),
         ):  # white's second is out of turn
             game.move(channel, x, y)
-        self.assertEqual([m.text for m in record.moves], ["black 1,1", "white 2,2", "black 1,2"])
+        # the wire's 1-based (x, y), y from the top, on the drawn board's squares: letters, rows from the bottom
+        self.assertEqual([m.text for m in record.moves], ["black a3", "white b2", "black a2"])
+        for label in ("a", "b", "c", "1", "2", "3"):
+            self.assertIn(f">{label}</text>", record.svg())
         self.assertEqual(record.svg().count('class="stone player0 mark-x"'), 2)  # tic-tac-toe: X marks
         game.resign(white)
         self.assertEqual(record.state, "over")
@@ -67,10 +71,14 @@ class SochaTests(SynchronousTestCase):
         )
         self.assertEqual(record.svg().count('class="fish team0"'), record.svg().count('class="fish team1"'))
         self.assertGreater(record.svg().count('class="fish team0"'), 0)
-        move = game.state.legalMoves()[0]
-        game.state = game.state.apply(move)
+        game.play(fromstring('<data class="move"><from x="0" y="1"/><direction>UP</direction></data>'))
         core.played(game)
-        self.assertEqual([m.text for m in record.moves], [str(move)])
+        game.play(fromstring('<data class="move"><from x="1" y="0"/><direction>RIGHT</direction></data>'))
+        core.played(game)
+        # as the Software-Challenge's rules write a move ("von A1 nach A9"), on the drawn board's A-J and 0-9
+        self.assertEqual([m.text for m in record.moves], ["A1 → A9", "B0 → J0"])
+        for label in ("A", "J", "0", "9"):
+            self.assertIn(f">{label}</text>", record.svg())
         core.cancelled("the server stops")
         self.assertEqual(record.result, "the server stops")
         self.assertNotIn("room-secret", str(record.snapshot()), "the room id lets an administrator act: never shown")
@@ -111,10 +119,35 @@ class VelhaTests(SynchronousTestCase):
         match.gameStarted(2, True, TICTACTOE.initial())
         match.matchEnded("Bo gave up")
         first, second = hub.games.values()
-        self.assertEqual((first.players, [m.text for m in first.moves]), (("Bo", "Ana"), ["Bo: 5", "Ana: 1"]))
+        # positions 1-9 from the top left, on the drawn board's squares a-c and 1-3 from the bottom
+        self.assertEqual((first.players, [m.text for m in first.moves]), (("Bo", "Ana"), ["Bo: b2", "Ana: a3"]))
         self.assertEqual(first.result, "Bo wins (series Ana 0, Bo 1)")
         self.assertEqual((first.svg().count("mark-x"), first.svg().count("mark-o")), (1, 1))
         self.assertEqual((second.players, second.result), (("Ana", "Bo"), "Bo gave up"))
         self.assertEqual(
             frontEnd.heard, ["gameStarted", "moved", "moved", "yourTurn", "gameOver", "gameStarted", "matchEnded"]
         )
+
+
+class MoveTextTests(SynchronousTestCase):
+    """The squares of the move texts, as the drawn boards label them."""
+
+    def test_piranhasAsTheOfficialRulesWriteIt(self) -> None:
+        from velhanet.games.piranhas import Direction, PiranhaMove
+        from velhanet.games.piranhasnotation import moveNotation
+        from velhanet.games.piranhassetup import PiranhasRules
+
+        start = PiranhasRules().initial(random.Random(7))
+        # the rules' own examples for the first move: "von A4 nach C4", "von A1 nach A9"
+        self.assertEqual(moveNotation(start.cells, PiranhaMove(0, 4, Direction.RIGHT)), "A4 → C4")
+        self.assertEqual(moveNotation(start.cells, PiranhaMove(0, 1, Direction.UP)), "A1 → A9")
+        # what a log or a player may hold that is no legal move: its start and direction, never a crash
+        self.assertEqual(moveNotation(start.cells, PiranhaMove(0, 0, Direction.UP)), "A0 UP")
+        self.assertEqual(moveNotation(start.cells, PiranhaMove(12, 0, Direction.UP)), "(12, 0) UP")
+
+    def test_kInARowSquares(self) -> None:
+        from velhanet.games.kinarow import columnName, gobangRules, squareName
+
+        self.assertEqual(squareName(gobangRules(15), 7, 7), "h8")  # the centre, renju's first move
+        self.assertEqual(squareName(TICTACTOE, 0, 0), "a3")
+        self.assertEqual([columnName(x) for x in (0, 25, 26, 62)], ["a", "z", "aa", "bk"])

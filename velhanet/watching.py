@@ -13,9 +13,22 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 Position = Callable[[], object]
 """The game's position now, as its engine holds it (None before there is one)."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """How a game ended, in PGN's words where a family has them (chess): for a PGN file or a table.
+
+    ``result`` is ``1-0``, ``0-1``, ``1/2-1/2`` or ``*``; ``termination`` is PGN's
+    ``normal`` (mate, a draw rule, an agreement, a resignation) or ``abandoned``.
+    """
+
+    result: str
+    termination: str = "normal"
 
 
 class WatchedGame(typing.Protocol):
@@ -24,8 +37,8 @@ class WatchedGame(typing.Protocol):
     def moved(self, text: str) -> None:
         """A move was played (``text`` as the family writes it); the position is now after it."""
 
-    def ended(self, result: str) -> None:
-        """The game is over; ``result`` says how (who won, or why it stopped)."""
+    def ended(self, result: str, score: Score | None = None) -> None:
+        """The game is over; ``result`` says how (who won, or why it stopped), ``score`` as PGN would."""
 
 
 class GameWatcher(typing.Protocol):
@@ -41,7 +54,7 @@ class _Unwatched:
     def moved(self, text: str) -> None:
         pass
 
-    def ended(self, result: str) -> None:
+    def ended(self, result: str, score: Score | None = None) -> None:
         pass
 
 
@@ -55,3 +68,41 @@ class _NoWatcher:
 UNWATCHED: WatchedGame = _Unwatched()
 NO_WATCHER: GameWatcher = _NoWatcher()
 """The watcher of a server run without ``--web``: every report costs one call that does nothing."""
+
+
+class BothWatchers:
+    """Two watchers as one: a server with ``--web`` and ``--pgn-dir`` reports each game to both."""
+
+    def __init__(self, first: GameWatcher, second: GameWatcher) -> None:
+        self.first, self.second = first, second
+
+    def started(
+        self, family: str, gameType: str, players: Iterable[str], position: Position, hidden: bool = False
+    ) -> WatchedGame:
+        names = tuple(players)
+        return _BothGames(
+            self.first.started(family, gameType, names, position, hidden),
+            self.second.started(family, gameType, names, position, hidden),
+        )
+
+
+class _BothGames:
+    def __init__(self, first: WatchedGame, second: WatchedGame) -> None:
+        self.first, self.second = first, second
+
+    def moved(self, text: str) -> None:
+        self.first.moved(text)
+        self.second.moved(text)
+
+    def ended(self, result: str, score: Score | None = None) -> None:
+        self.first.ended(result, score)
+        self.second.ended(result, score)
+
+
+def bothWatchers(first: GameWatcher, second: GameWatcher) -> GameWatcher:
+    """``first`` and ``second`` as one watcher; L{NO_WATCHER} on either side costs nothing."""
+    if first is NO_WATCHER:
+        return second
+    if second is NO_WATCHER:
+        return first
+    return BothWatchers(first, second)

@@ -3,11 +3,16 @@
     gambit-client --user alice                 # create a game, print its id
     gambit-client --user bob --game e215       # join it
     gambit-client --user carol --bot           # the computer plays
+    gambit-client --user dave --engine /usr/games/stockfish --skill 5   # a UCI engine plays
 
 Works with velhanet's server and with the original Go server: moves go out
 as ``<gameid>:<uci>`` like the original client's, one message at a time;
 incoming moves are accepted as ``id:uci``, UCI, SAN or FEN. Moves are
 checked locally (python-chess) before they are sent.
+
+With ``--engine PATH`` (which implies ``--bot``) a UCI engine chooses the
+bot's moves (``engine.py``): it is started in the sandbox before the client
+connects, and stopped when the client ends.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ import getpass
 import random
 import sys
 from collections.abc import Callable
+from typing import Any
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, ensureDeferred
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.protocol import Factory, Protocol
@@ -26,8 +32,12 @@ from twisted.internet.stdio import StandardIO
 from twisted.python.failure import Failure
 
 from velhanet.console import LineConsole
+from velhanet.gambit.engine import Engine, EngineFailure
+from velhanet.gambit.movesource import Bot, EnginePlayer
 from velhanet.gambit.session import ClientSession
 from velhanet.gambit.wire import JsonStreamDecoder, MalformedMessage, Message, encode
+from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
+from velhanet.sandbox.bench import enterBench
 from velhanet.sendnow import noDelay
 from velhanet.startup import ArgumentParser
 from velhanet.tracing import IN, OUT, Tracer, arrow, noTrace
@@ -36,6 +46,8 @@ DEFAULT_HOST = "localhost"
 DEFAULT_PORT = 22022
 SERVER = "server"
 """The peer a client traces: it has only one."""
+DEFAULT_MOVETIME = 100
+"""Milliseconds an engine thinks per move when ``--movetime`` is not given."""
 
 
 def consoleTracer(say: Callable[[str], None]) -> Tracer:
@@ -101,11 +113,61 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--seed", type=int, default=None, help="with --bot: seed for its choices, to replay a game (default: random)"
     )
+    parser.add_argument(
+        "--pgn", metavar="FILE", default=None, help="add the finished game to this PGN file (default: none)"
+    )
     parser.add_argument("--trace", action="store_true", help="show every message in and out, raw and decoded")
+    engine = parser.add_argument_group(
+        "engine", "a UCI engine (Stockfish: apt-get install stockfish) plays instead of the built-in bot"
+    )
+    engine.add_argument(
+        "--engine",
+        metavar="PATH",
+        default=None,
+        help="the engine's program; implies --bot (default: the built-in bot, which is not strong)",
+    )
+    engine.add_argument(
+        "--skill",
+        type=skillLevel,
+        default=None,
+        metavar="N",
+        help="with --engine: its 'Skill Level', 0 (weakest) to 20 (full strength), as Stockfish has it; an "
+        "engine without that option plays at its own strength (default: the engine's own)",
+    )
+    engine.add_argument(
+        "--movetime",
+        type=milliseconds,
+        default=None,
+        metavar="MS",
+        help=f"with --engine: milliseconds it thinks per move (default: {DEFAULT_MOVETIME})",
+    )
+    addSandboxArguments(parser)
     arguments = parser.parse_args(argv)
+    if arguments.engine is None and (arguments.skill is not None or arguments.movetime is not None):
+        parser.error("--skill and --movetime are options of --engine")
+    if arguments.engine is not None:
+        arguments.bot = True
+    if arguments.movetime is None:
+        arguments.movetime = DEFAULT_MOVETIME
+    try:
+        arguments.sandboxSettings = settingsFrom(arguments)
+    except ValueError as error:
+        parser.error(str(error))
     if arguments.user is None:
         arguments.user = getpass.getuser()
     return arguments
+
+
+def skillLevel(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 20:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a skill level from 0 to 20")
+    return int(text)
+
+
+def milliseconds(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds (at least 1)")
+    return int(text)
 
 
 def serverOptions(arguments: argparse.Namespace) -> str:
@@ -118,7 +180,70 @@ def serverOptions(arguments: argparse.Namespace) -> str:
     return options
 
 
-def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
+def pgnKeeper(path: str, say: Callable[[str], None]) -> Callable[[str], None]:
+    """Append each finished game to the PGN file ``path`` (a file of many games, as PGN allows)."""
+
+    def keep(text: str) -> None:
+        try:
+            with open(path, "a", encoding="utf-8") as file:
+                file.write(text + "\n")
+        except OSError as error:
+            say(f"Cannot write the game to {path}: {error.strerror or error}")
+        else:
+            say(f"The game is in {path}")
+
+    return keep
+
+
+def run(reactor: object, arguments: argparse.Namespace, sandbox: Sandbox | None = None) -> Deferred[None]:
+    """The client's whole life: with ``--engine``, the engine first (in ``sandbox``), then the game, then its end."""
+    if arguments.engine is None:
+        return play(reactor, arguments, random.Random(arguments.seed) if arguments.bot else None)
+    return ensureDeferred(playWithEngine(reactor, arguments, sandbox))
+
+
+def complain(line: str) -> None:
+    print(f"gambit-client: {line}", file=sys.stderr, flush=True)
+
+
+def engineSandbox(arguments: argparse.Namespace) -> Sandbox:
+    """The sandbox the engine runs in (``--sandbox``), or SystemExit(1) with its one line."""
+    try:
+        return Sandbox.forCommand(arguments.sandboxSettings, say=complain)
+    except SandboxUnavailable as error:
+        complain(str(error))
+        raise SystemExit(1) from None
+
+
+async def playWithEngine(reactor: Any, arguments: argparse.Namespace, sandbox: Sandbox | None) -> None:
+    """Start the engine before connecting: one line and exit status 1 if it cannot; stop it however the game ends."""
+    try:
+        sandbox = sandbox or engineSandbox(arguments)
+        engine = await Engine.start(reactor, sandbox, [arguments.engine], skill=arguments.skill)
+    except EngineFailure as failure:
+        complain(str(failure))
+        raise SystemExit(1) from None
+    for note in engine.notes:
+        complain(note)
+    shuttingDown: list[bool] = []
+
+    def stopEngine() -> Deferred[None]:
+        shuttingDown.append(True)
+        return engine.quit()
+
+    trigger = reactor.addSystemEventTrigger("before", "shutdown", stopEngine)  # ^C: it stops too
+    try:
+        await play(reactor, arguments, EnginePlayer(engine, arguments.movetime / 1000))
+    finally:
+        if not shuttingDown:  # a trigger that ran is no longer there to remove
+            reactor.removeSystemEventTrigger(trigger)
+        await engine.quit()
+    if engine.failure is not None:
+        raise SystemExit(1)  # the bot resigned because of it: said in the game
+
+
+def play(reactor: object, arguments: argparse.Namespace, bot: Bot | None) -> Deferred[None]:
+    """Connect and play one game (the bot's moves from ``bot``); fires when the connection is gone."""
     done: Deferred[None] = Deferred()
     out = sys.stdout
     exitCode: list[int] = []
@@ -155,9 +280,11 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
         say=say,
         finish=finish,
         clock=IReactorTime(reactor),
-        bot=random.Random(arguments.seed) if arguments.bot else None,
+        bot=bot,
         botDelay=arguments.bot_delay,
         serverOptions=serverOptions(arguments),
+        keepPgn=pgnKeeper(arguments.pgn, say) if arguments.pgn else None,
+        site=f"{arguments.host}:{arguments.port}",
     )
     endpoint = TCP4ClientEndpoint(reactor, arguments.host, arguments.port, timeout=10)
 
@@ -187,4 +314,9 @@ def main(argv: list[str] | None = None) -> None:
     from twisted.internet.task import react
 
     arguments = parseArguments(sys.argv[1:] if argv is None else argv)
-    react(run, (arguments,))
+    sandbox = None
+    if arguments.engine is not None:
+        if arguments.sandbox != "off":
+            enterBench()  # before the reactor starts a thread: an ordinary user's sandboxes need it
+        sandbox = engineSandbox(arguments)
+    react(run, (arguments, sandbox))

@@ -22,7 +22,7 @@ from velhanet.gambit.wire import Cmd, Message
 from velhanet.games.chessgame import gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
 from velhanet.indexedmachine import indexed
-from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
+from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, Score, WatchedGame
 
 
 class Participant(typing.Protocol):
@@ -58,7 +58,7 @@ class Room(typing.Protocol):
     def leave(self, player: Participant) -> None:
         "The player's connection closed."
 
-    def _finish(self, text: str) -> None:
+    def _finish(self, text: str, score: Score) -> None:
         "private: the game is decided; tell both and close the room."
 
 
@@ -77,6 +77,10 @@ class RoomCore:
     watcher: GameWatcher = NO_WATCHER
     """Where the game is reported for spectators (``--web``); it never acts on the game."""
     watched: WatchedGame = UNWATCHED
+
+    def winBy(self, winner: Participant, termination: str = "normal") -> Score:
+        """The score of a game that ``winner`` won off the board (a resignation, an END, a player who left)."""
+        return Score("1-0" if winner is self.white else "0-1", termination)
 
     def opponentOf(self, player: Participant) -> Participant | None:
         return self.black if player is self.white else self.white
@@ -151,20 +155,20 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         core.watched.moved(chosen.uci())  # never the game id the text starts with
         outcome = gameOutcome(core.board)
         if outcome is not None:
-            inputs._finish(core.texts.outcome(outcome))
+            inputs._finish(core.texts.outcome(outcome), Score(outcome.result()))
 
     @playing.upon(Room.end).to(over)
     def abandoned(inputs: Room, core: RoomCore, player: Participant, args: str) -> None:
         opponent = core.opponentOf(player)
         assert opponent is not None
         core.endFor(player, args or core.texts("won", name=opponent.name))
-        core.watched.ended(args or core.texts("won", name=opponent.name))
+        core.watched.ended(args or core.texts("won", name=opponent.name), core.winBy(opponent))
         _close(core)
 
     @playing.upon(Room.draw).loop()
     def draw(inputs: Room, core: RoomCore, player: Participant, args: str) -> None:
         if core.drawOfferBy is not None and core.drawOfferBy is not player:
-            inputs._finish(core.texts.agreed())
+            inputs._finish(core.texts.agreed(), Score("1/2-1/2"))
             return
         opponent = core.opponentOf(player)
         assert opponent is not None
@@ -179,16 +183,18 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
     @playing.upon(Room.leave).to(over)
     def left(inputs: Room, core: RoomCore, player: Participant) -> None:
         core.endFor(player, core.texts("abandoned", name=player.name))
-        core.watched.ended(core.texts("abandoned", name=player.name))
+        opponent = core.opponentOf(player)
+        assert opponent is not None
+        core.watched.ended(core.texts("abandoned", name=player.name), core.winBy(opponent, "abandoned"))
         _close(core)
 
     @playing.upon(Room._finish).to(over)
-    def finish(inputs: Room, core: RoomCore, text: str) -> None:
+    def finish(inputs: Room, core: RoomCore, text: str, score: Score) -> None:
         core.log.info("game {gameId} over: {result}", gameId=core.gameId, result=text)
         for player in (core.white, core.black):
             if player is not None:
                 player.send(Message(Cmd.END, "", text))
-        core.watched.ended(text)
+        core.watched.ended(text, score)
         _close(core)
 
     waiting.upon(Room._finish).loop().returns(None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing
+
 import chess
 
 
@@ -18,3 +20,40 @@ moves: SAN (e4, Nf3, O-O, exd8=Q) or UCI (e2e4, e7e8q)
   resign   give up the game
   board    show the board again
   quit     leave (the server tells your opponent)"""
+
+
+class Commands(typing.Protocol):
+    """The session's inputs a typed line can feed."""
+
+    def play(self, text: str) -> None: ...
+
+    def offerDraw(self) -> None: ...
+
+    def resign(self) -> None: ...
+
+    def quit(self) -> None: ...
+
+
+class Console(typing.Protocol):
+    def say(self, text: str) -> None: ...
+
+    def show(self) -> None: ...
+
+
+def runCommand(inputs: Commands, core: Console, line: str) -> None:
+    """One line the player typed (or a script holds): a command or a move."""
+    word = line.strip()
+    if not word:
+        return
+    if word == "help":
+        core.say(HELP)
+    elif word == "board":
+        core.show()
+    elif word == "draw":
+        inputs.offerDraw()
+    elif word == "resign":
+        inputs.resign()
+    elif word in ("quit", "exit"):
+        inputs.quit()
+    else:
+        inputs.play(word)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
 from typing import Any
 
 from twisted.application.service import IService, MultiService
@@ -9,6 +11,7 @@ from twisted.application.service import IService, MultiService
 from velhanet.gambit.protocol import GambitServerFactory
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import logTracer, orGlobalReactor
+from velhanet.watching import bothWatchers
 from velhanet.web.service import webSite, withSite
 
 
@@ -39,6 +42,11 @@ def makeService(options: Any, reactor: Any = None) -> IService:
     reactor = orGlobalReactor(reactor)
     report = StartupReport(options, reactor)
     watcher, web = webSite(options, reactor, report)
+    if options.get("pgn-dir"):
+        from velhanet.gambit.pgnarchive import PgnArchive  # chess.pgn only where games are kept (ImportCostTests)
+
+        site = f"velhanet gambit-server on {socket.gethostname()}"
+        watcher = bothWatchers(watcher, PgnArchive(Path(options["pgn-dir"]), reactor, site=site))
     factory = GambitServerFactory(
         clock=reactor,
         validate=not options["no-validate"],

@@ -15,17 +15,18 @@ machine alone with recording fakes.
 
 from __future__ import annotations
 
-import random
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import chess
 from automat import TypeMachine, TypeMachineBuilder
+from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
-from velhanet.bots.chess import chooseBotMove
-from velhanet.gambit.screen import HELP, renderBoard
+from velhanet.gambit.movesource import Bot, askBot
+from velhanet.gambit.scoresheet import Scoresheet, winnerResult
+from velhanet.gambit.screen import renderBoard, runCommand
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.games.chessgame import describeOutcome, gameOutcome, parseMove
 from velhanet.games.interfaces import IllegalMove
@@ -129,7 +130,7 @@ class SessionCore:
     say: Callable[[str], None]
     finish: Callable[[int], None]
     clock: IReactorTime
-    bot: random.Random | None = None
+    bot: Bot | None = None
     botDelay: float = 0.5
     serverOptions: str = ""
     """``--host``/``--port`` as the user gave them, for the join hint."""
@@ -140,6 +141,23 @@ class SessionCore:
     """Lines from a standard input that is not a terminal: played when the client is ready."""
     scriptEnded: bool = False
     drawHintGiven: bool = False
+    sheet: Scoresheet = field(init=False)
+    """The game's moves as a chess player writes them (``1. e4 e5``), its summary and its PGN."""
+    resultOnEnd: str | None = None
+
+    def __post_init__(self) -> None:
+        self.sheet = Scoresheet(self.clock.seconds)
+
+    def endGame(
+        self, code: int, last: str | None, result: str | None = None, serverText: str | None = None, how: str = "normal"
+    ) -> None:
+        """Say the game in one line (and keep its PGN) if it began, then ``last``; leave with ``code``."""
+        if self.opponent:
+            result = result or self.resultOnEnd
+            self.sheet.finish(self.say, self.user, self.opponent, self.colour, result, serverText, how)
+        if last is not None:
+            self.say(last)
+        self.finish(code)
 
     def myTurn(self) -> bool:
         """Whether the board waits for our move (asked in ``playing`` only)."""
@@ -196,6 +214,8 @@ class Turns(Timed):
 
     timer: IDelayedCall | None = None
     """The bot's next move."""
+    thinking: Deferred[None] | None = None
+    """The bot's move being chosen (an engine thinks): cancelled when the game ends first."""
     drawAck: IDelayedCall | None = None
     """The server has this long to confirm our draw offer."""
     lastSent: chess.Move | None = None
@@ -216,25 +236,8 @@ class Turns(Timed):
     def stop(self) -> None:
         super().stop()
         self.settleOffer()
-
-
-def runCommand(inputs: Session, core: SessionCore, line: str) -> None:
-    """One line the player typed (or a script holds): a command or a move."""
-    word = line.strip()
-    if not word:
-        return
-    if word == "help":
-        core.say(HELP)
-    elif word == "board":
-        core.show()
-    elif word == "draw":
-        inputs.offerDraw()
-    elif word == "resign":
-        inputs.resign()
-    elif word in ("quit", "exit"):
-        inputs.quit()
-    else:
-        inputs.play(word)
+        if self.thinking is not None:
+            self.thinking.cancel()
 
 
 def _nextScripted(inputs: Session, core: SessionCore) -> None:
@@ -266,6 +269,7 @@ def start(inputs: Session, core: SessionCore, opponent: str) -> None:
     else:
         core.say(f"You joined {opponent}'s game {core.gameId}. You play Black. Type 'help' for commands.")
     core.show()
+    core.sheet.begin()
     inputs._prompt()  # queued: runs in ``playing``, which holds the bot's timer
 
 
@@ -279,11 +283,11 @@ def playMove(inputs: Session, core: SessionCore, turns: Turns, text: str) -> Non
         core.say(f"Illegal: {error}")
         prompt(inputs, core, turns)
         return
-    san = core.board.san(move)
+    written = core.sheet.play(move)
     core.board.push(move)
     turns.lastSent = move
     core.send(Message(Cmd.MOVE, core.moveUser(), f"{core.gameId}:{move.uci()}"))
-    core.say(f"You played {san}")
+    core.say(f"You played {written}")
     if turns.theirOffer:
         turns.theirOffer = False
         core.say(f"You played on: {core.opponent}'s draw offer is declined.")
@@ -295,18 +299,15 @@ def playMove(inputs: Session, core: SessionCore, turns: Turns, text: str) -> Non
 
 
 def sayGameOver(core: SessionCore, text: str) -> None:
-    core.say(f"GAME OVER: {text or 'the game has ended'}")
-    core.finish(0)
+    core.endGame(0, f"GAME OVER: {text or 'the game has ended'}", serverText=text)
 
 
 def sayLeft(core: SessionCore) -> None:
-    core.say("Leaving the game.")
-    core.finish(0)
+    core.endGame(0, "Leaving the game.", winnerResult(core.colour == chess.BLACK), how="abandoned")
 
 
 def sayLost(core: SessionCore, why: str, code: int) -> None:
-    core.say(f"Connection to the server closed: {why}")
-    core.finish(code)
+    core.endGame(code, f"Connection to the server closed: {why}", "*", how="unterminated")
 
 
 def theirMove(inputs: Session, core: SessionCore, turns: Turns, args: str) -> None:
@@ -318,10 +319,10 @@ def theirMove(inputs: Session, core: SessionCore, turns: Turns, args: str) -> No
     except IllegalMove as error:
         core.say(f"Ignored an unreadable move from {core.opponent}: {error}")
         return
-    san = core.board.san(move)
+    written = core.sheet.play(move)
     core.board.push(move)
     turns.lastSent = None
-    core.say(f"{core.opponent} played {san}")
+    core.say(f"{core.opponent} played {written}")
     if turns.myOffer:
         turns.settleOffer()
         core.say(f"{core.opponent} played on: your draw offer is declined.")
@@ -344,6 +345,7 @@ def moveRefused(inputs: Session, core: SessionCore, turns: Turns, text: str) -> 
     core.say(f"Server: {text}")
     if turns.lastSent is not None and core.board.move_stack and core.board.peek() == turns.lastSent:
         core.board.pop()
+        core.sheet.undo()
         turns.lastSent = None
         core.say("Your move was not played.")
         prompt(inputs, core, turns)
@@ -509,8 +511,8 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
     @playing.upon(Session._botMove).loop()
     def botMove(inputs: Session, core: SessionCore, turns: Turns) -> None:
         turns.timer = None
-        if core.myTurn() and core.bot is not None:
-            playMove(inputs, core, turns, chooseBotMove(core.board, core.bot).uci())
+        if core.myTurn() and core.bot is not None and (turns.thinking is None or turns.thinking.called):
+            turns.thinking = askBot(core.bot, core.board, inputs.play, inputs.resign, core.say)
 
     @playing.upon(Session.offerDraw).loop()
     def offerDraw(inputs: Session, core: SessionCore, turns: Turns) -> None:
@@ -548,6 +550,7 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
     def resign(inputs: Session, core: SessionCore, turns: Turns) -> None:
         turns.stop()
         core.send(Message(Cmd.END, core.moveUser(), f"{core.user} resigns: {core.opponent} wins"))
+        core.resultOnEnd = winnerResult(core.colour == chess.BLACK)
         core.say("You resigned.")
 
     @playing.upon(Session._decided).to(ending)
@@ -560,17 +563,15 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
         end.stop()
         # Our board already decided it; the original server may add "X ha abandonado"
         # when the winner leaves first, which is not how this game ended.
-        core.say(f"GAME OVER: {end.verdict} (the server says: {text or 'the game has ended'})")
-        core.finish(0)
+        core.endGame(0, f"GAME OVER: {end.verdict} (the server says: {text or 'the game has ended'})")
 
     @ending.upon(Session._graceOver).to(over)
     def noEnd(inputs: Session, core: SessionCore, end: Ending) -> None:
-        core.say(f"GAME OVER: {end.verdict} (the server sent no END; the original Gambit server does not)")
-        core.finish(0)
+        core.endGame(0, f"GAME OVER: {end.verdict} (the server sent no END; the original Gambit server does not)")
 
     @resigned.upon(Session._resignDone).to(over)
     def resignDone(inputs: Session, core: SessionCore, pending: Pending) -> None:
-        core.finish(0)
+        core.endGame(0, None)
 
     def ended(inputs: Session, core: SessionCore, text: str) -> None:
         sayGameOver(core, text)
@@ -631,11 +632,14 @@ class ClientSession:
         say: Callable[[str], None],
         finish: Callable[[int], None],
         clock: IReactorTime,
-        bot: random.Random | None = None,
+        bot: Bot | None = None,
         botDelay: float = 0.5,
         serverOptions: str = "",
+        keepPgn: Callable[[str], None] | None = None,
+        site: str = "?",
     ) -> None:
         self.core = SessionCore(user, gameId, send, say, finish, clock, bot, botDelay, serverOptions)
+        self.core.sheet.keep, self.core.sheet.site = keepPgn, site
         self.machine = SessionMachine(self.core)
         self.say, self.finish, self.clock = say, finish, clock
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from twisted.python import usage
 
 from velhanet.gambit.protocol import GambitLimits
@@ -13,7 +16,9 @@ from velhanet.web.service import WEB_OPTION
 
 
 class Options(ShortUsage, LimitOptions):
-    synopsis = "[--listen ENDPOINT] [--no-validate] [--trace] [--web ENDPOINT] [--limit NAME=VALUE]..."
+    synopsis = (
+        "[--listen ENDPOINT] [--no-validate] [--trace] [--web ENDPOINT] [--pgn-dir DIR] [--limit NAME=VALUE]..."
+    )
     limitsType = GambitLimits
     longdesc = (
         "A Gambit chess relay server (JSON over TCP, port 22022), compatible with the "
@@ -28,11 +33,20 @@ class Options(ShortUsage, LimitOptions):
         ["spacing", None, 0.01, "seconds between two writes to one client (0: no pacing)", float],
         ["language", None, DEFAULT_LANGUAGE, "language of the server's texts: es (as the original server) or en"],
         WEB_OPTION,
+        ["pgn-dir", None, None, "write every finished game as a PGN file into this directory [default: off]"],
     ]
 
     def postOptions(self) -> None:
         if self["language"] not in LANGUAGES:
             raise usage.UsageError(f"--language must be one of {', '.join(LANGUAGES)}")
+        if self["pgn-dir"]:
+            directory = Path(self["pgn-dir"])
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise usage.UsageError(f"--pgn-dir {directory}: {error.strerror or error}") from None
+            if not os.access(directory, os.W_OK | os.X_OK):
+                raise usage.UsageError(f"--pgn-dir {directory}: the server cannot write there")
 
 
 __all__ = ["Options", "makeService"]

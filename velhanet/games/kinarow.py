@@ -10,6 +10,11 @@ Coordinates are 0-based, ``x`` the column and ``y`` the row; protocols that
 count from 1 (gobang) or number cells 1–9 (JogoVelha) convert at their edge.
 Player 0 moves first (black in gobang, the starter in tic-tac-toe).
 
+People read a square as gomoku and renju players write it, and as the
+spectators' site labels its boards (L{squareName}): the column's letter from
+the left, then the row's number counted from the bottom, ``h8`` the centre
+of a 15×15 board; the engine's row 0 is the top row as drawn.
+
 The early-draw test is incremental: every window of k cells in a row is
 marked with the colours it holds, and a window holding both colours can never
 be completed again. Placing a stone touches at most 4·k windows, so checking
@@ -147,6 +152,21 @@ class KInARowRules:
 
 
 TICTACTOE: Final = KInARowRules("tictactoe", 3, 3, 3)
+
+
+def columnName(x: int) -> str:
+    """The letters of column ``x`` (0-based): ``a`` … ``z``, then ``aa``, ``ab`` … (boards up to 64 wide)."""
+    name = ""
+    x += 1
+    while x:
+        x, rest = divmod(x - 1, 26)
+        name = chr(ord("a") + rest) + name
+    return name
+
+
+def squareName(rules: KInARowRules, x: int, y: int) -> str:
+    """Square (x, y), 0-based with row 0 on top, as a person reads it: ``h8`` (the row counted from the bottom)."""
+    return f"{columnName(x)}{rules.height - y}"
 
 
 def gobangRules(size: int = 11) -> KInARowRules:

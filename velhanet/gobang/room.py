@@ -18,7 +18,7 @@ from automat import TypeMachine, TypeMachineBuilder
 from twisted.logger import Logger
 
 from velhanet.games.interfaces import IllegalMove
-from velhanet.games.kinarow import PASS, RESIGN, KInARowRules, KInARowState, Place
+from velhanet.games.kinarow import PASS, RESIGN, KInARowRules, KInARowState, Place, squareName
 from velhanet.gobang.wire import ServerOp, ServerWord
 from velhanet.indexedmachine import indexed
 from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
@@ -192,7 +192,9 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         stone = ServerWord(STONE[state.toMove], x, y)
         core.moves.append(stone)
         core.broadcast(stone)
-        core.watched.moved(f"{COLOUR[state.toMove]} {x},{y}" if x or y else f"{COLOUR[state.toMove]} passes")
+        # the square as the site's board labels it: h8, the row counted from the bottom (the wire's y from the top)
+        square = squareName(core.rules, x - 1, y - 1) if x or y else "passes"
+        core.watched.moved(f"{COLOUR[state.toMove]} {square}")
         if after.outcome is not None:
             core.end(*core.result(after))
             inputs._ended()

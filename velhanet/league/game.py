@@ -40,6 +40,7 @@ from velhanet.sandbox.sandbox import Sandbox
 from velhanet.socha.match import Match
 from velhanet.socha.matchgame import ObservingAdmin
 from velhanet.socha.protocol import SochaFactory
+from velhanet.watching import Score
 from velhanet.web.boards import drawPosition
 
 OVERLOAD_WAIT = 0.25
@@ -190,7 +191,7 @@ class LiveWatcher:
                 drawn[0] = clock()
                 say("moved", {"text": text, "board": render()})
 
-            def ended(self, result: str) -> None:
+            def ended(self, result: str, score: Score | None = None) -> None:
                 say("ended", {"result": result, "board": render()})
 
         return Watched()

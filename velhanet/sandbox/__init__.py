@@ -1,7 +1,8 @@
 """Running programs velhanet did not write: students' players, peers and servers.
 
 Every command that starts such a program (``velhanet-grade``,
-``velhanet-check --command``, ``socha-match``, ``velhanet-league``) goes
+``velhanet-check --command``, ``socha-match``, ``velhanet-league``, and
+``gambit-client --engine`` for a chess engine) goes
 through this package, with the same options (``limits.addSandboxArguments``):
 a bubblewrap sandbox (``jail.py``) in which the program sees the system
 read-only and a private copy of its own folder, reaches only its own game

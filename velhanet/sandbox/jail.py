@@ -20,10 +20,12 @@ uid 65534, with no capabilities; its network namespace has only loopback
 
 The supervisor (L{SUPERVISOR}, POSIX ``sh``) is the namespace's PID 1, which
 the program cannot signal: it makes the private copy, starts the program with
-the status descriptor closed, waits for it, counts what it left running (a
-process whose parent is outside the namespace, parent 0 there, is a helper
-velhanet joined to it, not the program's), writes ``exit N left M`` on the
-status descriptor, and kills the rest. When
+the status descriptor closed (and its standard input ``/dev/null``, unless
+the jail passes velhanet's pipe through, as a UCI engine needs), waits for
+it, counts what it left running (a process whose parent is outside the
+namespace, parent 0 there, is a helper velhanet joined to it, not the
+program's), writes ``exit N left M`` on the status descriptor, and kills
+the rest. When
 bwrap dies (velhanet stops the program) the kernel kills the whole
 namespace: nothing is left running, no mount outlives it.
 """
@@ -68,8 +70,14 @@ if [ -n "${VELHANET_COPY:-}" ]; then
     fi
 fi
 cd "$VELHANET_CWD" || exit 126
-unset VELHANET_COPY VELHANET_SOURCE VELHANET_CWD
-"$@" 3>&- </dev/null &
+if [ -n "${VELHANET_STDIN:-}" ]; then
+    unset VELHANET_COPY VELHANET_SOURCE VELHANET_CWD VELHANET_STDIN
+    exec 9<&0
+    "$@" 3>&- 0<&9 9<&- &
+else
+    unset VELHANET_COPY VELHANET_SOURCE VELHANET_CWD
+    "$@" 3>&- </dev/null &
+fi
 child=$!
 wait "$child"
 code=$?
@@ -106,6 +114,8 @@ class Jail:
     """Variables set for it on top of the kept ones (``KEPT_ENVIRONMENT``)."""
     rlimits: Sequence[str] = ()
     """``prlimit`` options (``--data=N`` …) when no cgroup enforces the limits."""
+    stdin: bool = False
+    """Whether the program reads velhanet's pipe (a UCI engine); else its standard input is ``/dev/null``."""
 
     def workingDirectory(self) -> Path:
         return self.cwd or self.folder or Path("/tmp")
@@ -205,6 +215,8 @@ def bwrapArgv(
     for shared in jail.shared:
         args += ["--bind", str(shared), str(shared)]
     environment["VELHANET_CWD"] = str(cwd)
+    if jail.stdin:
+        environment["VELHANET_STDIN"] = "1"  # a background job's standard input is /dev/null unless redirected
     args.append("--clearenv")
     for name, value in sorted(environment.items()):
         args += ["--setenv", name, value]

@@ -1,7 +1,8 @@
 """What a sandboxed program may use, and the command-line options that set it.
 
 Every command that starts programs velhanet did not write (``velhanet-grade``,
-``velhanet-check --command``, ``socha-match``, ``velhanet-league``) takes the
+``velhanet-check --command``, ``socha-match``, ``velhanet-league``,
+``gambit-client --engine``) takes the
 same options, added by L{addSandboxArguments} and read back by
 L{settingsFrom}:
 

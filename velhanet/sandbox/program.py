@@ -14,6 +14,11 @@ refuse (``network.py``), opens there a relay to each address in ``reach``
 block descriptor. Every L{POLL} seconds the L{Supervision} looks at it; a
 limit broken stops it at once. Its output is kept up to the output limit.
 
+A program velhanet talks to (a UCI engine) is spawned with a ``reader``:
+its standard output goes to the reader as it comes, and
+L{SandboxedProgram.write} reaches its standard input (the sandbox passes
+velhanet's pipe through to it instead of ``/dev/null``).
+
 With ``--sandbox off`` (or ``auto`` where bwrap does not work) the same
 object runs the program directly, as its user, with only the output limit:
 the caller's code is the same either way.
@@ -25,7 +30,7 @@ import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -85,8 +90,11 @@ class SandboxedProgram(ProcessProtocol):
         output: IO[bytes] | None,
         outputLimit: int,
         reach: Sequence[tuple[str, int]] = (),
+        reader: Callable[[bytes], None] | None = None,
     ) -> None:
         self.reactor = reactor
+        self.reader = reader
+        """Who reads its standard output as it comes (a program velhanet talks to), if anyone."""
         self.supervision = supervision
         self.output, self.outputLimit, self.reach = output, outputLimit, reach
         self.ready: Deferred[None] = Deferred()
@@ -99,6 +107,7 @@ class SandboxedProgram(ProcessProtocol):
         self._listeners: list[Any] = []
         self._monitor: LoopingCall | None = None
         self.stopped = False
+        self.stdinClosed = False
         self.verdict: Verdict | None = None
         self.status: int | None = None
         """Its exit status once it ended (128 + N when a signal N ended it)."""
@@ -106,7 +115,10 @@ class SandboxedProgram(ProcessProtocol):
     # -- output ----------------------------------------------------------------------
 
     def childDataReceived(self, childFD: int, data: bytes) -> None:
-        if childFD in (1, 2):
+        if childFD == 1 and self.reader is not None:
+            self.tail = (self.tail + data)[-TAIL_BYTES:]
+            self.reader(data)
+        elif childFD in (1, 2):
             self._keep(data)
         elif childFD == STATUS_FD:
             self._status += data
@@ -130,6 +142,16 @@ class SandboxedProgram(ProcessProtocol):
             data = b""
         self.output.write(data)
         self.kept += len(data)
+
+    def write(self, data: bytes) -> None:
+        """To its standard input (spawned with a ``reader``); nothing once it is closed or the program ended."""
+        if self.transport is not None and self.verdict is None and not self.stdinClosed:
+            self.transport.writeToChild(0, data)
+
+    def closeStdin(self) -> None:
+        if self.transport is not None and self.verdict is None and not self.stdinClosed:
+            self.stdinClosed = True
+            self.transport.closeStdin()
 
     # -- start -------------------------------------------------------------------------
 
@@ -255,22 +277,23 @@ def spawn(
     reach: Sequence[tuple[str, int]] = (),
     output: IO[bytes] | None = None,
     environment: dict[str, str] | None = None,
+    reader: Callable[[bytes], None] | None = None,
 ) -> SandboxedProgram:
     """Start ``command``; see the module's docstring. Raises OSError if it cannot even be spawned."""
     limits = sandbox.settings.limits
     if not sandbox.active:
-        program = SandboxedProgram(reactor, None, output, limits.output)
+        program = SandboxedProgram(reactor, None, output, limits.output, reader=reader)
         where = str(cwd or folder or Path.cwd())
         env = {**os.environ, **(environment or {})}
         reactor.spawnProcess(program, command[0], list(command), env=env, path=where, childFDs={0: "w", 1: "r", 2: "r"})
         return program
     group = createGroup(groupName(), limits)
-    jail = sandbox.jail(command, folder, cwd, shared, group)
+    jail = sandbox.jail(command, folder, cwd, shared, group, stdin=reader is not None)
     if environment:
         jail = dataclasses.replace(jail, environment=environment)
     writable = [Path("/tmp")] + ([jail.folder] if jail.folder is not None else [])
     supervision = Supervision(limits, group, writable)
-    program = SandboxedProgram(reactor, supervision, output, limits.output, reach)
+    program = SandboxedProgram(reactor, supervision, output, limits.output, reach, reader)
     argv = bwrapArgv(jail, bwrap=sandbox.availability.bwrap, infoFd=INFO_FD, blockFd=BLOCK_FD)
     childFDs: dict[int, int | str] = {0: "w", 1: "r", 2: "r", STATUS_FD: "r", INFO_FD: "r", BLOCK_FD: "w"}
     try:

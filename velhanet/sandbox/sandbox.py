@@ -55,6 +55,7 @@ class Sandbox:
         cwd: Path | None,
         shared: Sequence[Path],
         group: ControlGroup | None,
+        stdin: bool = False,
     ) -> Jail:
         limits = self.settings.limits
         return Jail(  # bwrap binds absolute paths only: a grader's "class/ana" is made absolute here
@@ -64,4 +65,5 @@ class Sandbox:
             shared=[path.resolve() for path in shared],
             diskBytes=limits.disk,
             rlimits=rlimitOptions(limits, group is not None),
+            stdin=stdin,
         )

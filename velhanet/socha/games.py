@@ -119,6 +119,8 @@ class PiranhasGame:
 
     def __init__(self, state: PiranhasState) -> None:
         self.state = state
+        self.before: PiranhasState | None = None
+        """The position before the last move: where its fish came from (the spectators' move text)."""
 
     @property
     def toMove(self) -> int | None:
@@ -143,7 +145,9 @@ class PiranhasGame:
             move = PiranhaMove(x, y, Direction[direction])
         except KeyError:
             raise IllegalMove(f"unknown direction {direction!r} (UP, UP_RIGHT, … UP_LEFT)") from None
-        self.state = self.state.apply(move)
+        before = self.state
+        self.state = before.apply(move)
+        self.before = before
 
     def end(self) -> GameEnd | None:
         result = self.state.result()

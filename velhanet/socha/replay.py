@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import Element
 
+from velhanet.games.piranhas import Direction, PiranhaMove
+from velhanet.games.piranhasnotation import moveNotation
 from velhanet.socha.adminprotocol import TEAMS, RoomReport, describeMove
 from velhanet.socha.games import stateFromMemento
 from velhanet.socha.wire import XmlError, XmlStreamReader
@@ -90,8 +92,22 @@ def _memento(game: ReplayedGame, data: Element, name: str) -> None:
     if not game.positions and element is not None:
         game.startTeam = element.get("startTeam", "ONE")
     elif element is not None:
-        game.moves.append(describeMove(element.find("lastMove")))
+        game.moves.append(moveName(game.positions[-1], element.find("lastMove")))
     game.positions.append(state.cells)
+
+
+def moveName(before: bytes, lastMove: Element | None) -> str:
+    """The move from the position ``before`` as the site shows a Piranhas move, ``A4 → C4``
+    (L{velhanet.games.piranhas.moveNotation}); what is no Piranhas move, as the admin's console writes it."""
+    origin = lastMove.find("from") if lastMove is not None else None
+    if lastMove is None or origin is None:
+        return describeMove(lastMove)
+    try:
+        x, y = int(origin.get("x", "")), int(origin.get("y", ""))
+        move = PiranhaMove(x, y, Direction[(lastMove.findtext("direction") or "").strip()])
+    except (ValueError, KeyError):
+        return describeMove(lastMove)
+    return moveNotation(before, move)
 
 
 def loadLog(path: Path) -> ReplayedGame:

@@ -45,8 +45,9 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from velhanet.games.interfaces import IllegalMove
-from velhanet.games.kinarow import Place
+from velhanet.games.kinarow import Place, squareName
 from velhanet.games.piranhas import TEAM_NAMES
+from velhanet.games.piranhasnotation import moveNotation
 from velhanet.indexedmachine import indexed
 from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
 from velhanet.socha.wire import LEFT_THE_GAME, Verdict, echo, errorPacket, resultData, tag
@@ -85,12 +86,17 @@ def position(game: HostedGame) -> object:
 
 
 def moveText(game: HostedGame) -> str:
-    """The move just played, for the spectators' move list."""
+    """The move just played, for the spectators' move list, on the squares the site's board labels.
+
+    Piranhas as the Software-Challenge's rules write a move, ``A4 → C4`` (``docs/socha.md``); a velhanet game's
+    stone as gomoku players write it, ``h8``.
+    """
     if isinstance(game, PiranhasGame):
-        return str(game.state.lastMove)
-    if isinstance(game, KInARowGame):
         move = game.state.lastMove
-        return f"({move.x}, {move.y})" if isinstance(move, Place) else str(move)
+        return "?" if move is None or game.before is None else moveNotation(game.before.cells, move)
+    if isinstance(game, KInARowGame):
+        stone = game.state.lastMove
+        return squareName(game.state.rules, stone.x, stone.y) if isinstance(stone, Place) else "pass"
     return "?"
 
 
@@ -156,7 +162,8 @@ class RoomCore:
 
     def played(self, game: HostedGame) -> None:
         """A move was judged legal: the spectators' site hears of it, the players and observers see the board."""
-        self.watched.moved(moveText(game))
+        if self.watched is not UNWATCHED:  # the move's text costs a walk of its line: only for a watched game
+            self.watched.moved(moveText(game))
         self.sendMemento(game)
 
     def startWatching(self, game: HostedGame) -> None:

@@ -8,7 +8,7 @@ its own entry on the site.
 
 from __future__ import annotations
 
-from velhanet.games.kinarow import KInARowState
+from velhanet.games.kinarow import KInARowState, squareName
 from velhanet.velha.room import MatchObserver
 from velhanet.watching import GameWatcher, WatchedGame
 
@@ -52,7 +52,9 @@ class SpectatedMatch:
     def moved(self, board: KInARowState, position: int, byMe: bool) -> None:
         self._follow(board)
         if self.game is not None:
-            self.game.moved(f"{self.me if byMe else self.peer}: {position}")
+            # position 1-9 (row by row from the top left) as the site's board labels the square: 5 is b2
+            square = squareName(board.rules, (position - 1) % 3, (position - 1) // 3)
+            self.game.moved(f"{self.me if byMe else self.peer}: {square}")
         self.frontEnd.moved(board, position, byMe)
 
     def yourTurn(self, board: KInARowState) -> None:

@@ -37,11 +37,27 @@ def chessBoard(board: chess.Board) -> str:
     return chess.svg.board(board, lastmove=last, check=check)
 
 
-def _svg(width: int, height: int, body: list[str], label: str) -> str:
+MARGIN = CELL // 2
+"""Room left of and below a board for its coordinates."""
+
+
+def _svg(width: int, height: int, body: list[str], kind: str, columns: list[str], rows: list[str]) -> str:
+    """A board of ``width`` × ``height`` user units with its coordinates around it, as a chess board has them:
+    ``columns`` under it from the left, ``rows`` on its left from the top, so that a move's text (``h8``,
+    ``A4 → C4``) can be found on the drawing. No words: the page around it names it in its own language."""
+    labels = [
+        f'<text x="{MARGIN + i * CELL + CELL // 2}" y="{height + MARGIN - 5}">{name}</text>'
+        for i, name in enumerate(columns)
+    ]
+    labels += [f'<text x="{MARGIN // 2}" y="{i * CELL + CELL // 2 + 5}">{name}</text>' for i, name in enumerate(rows)]
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" aria-label="{label}">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width + MARGIN} {height + MARGIN}" role="img" '
+        f'class="board {kind}">'
+        '<g class="coordinates" font-family="sans-serif" font-size="14" fill="#555" text-anchor="middle">'
+        + "".join(labels)
+        + f'</g><g transform="translate({MARGIN} 0)">'
         + "".join(body)
-        + "</svg>"
+        + "</g></svg>"
     )
 
 
@@ -66,7 +82,10 @@ def piranhasBoard(cells: bytes) -> str:
                     f'<circle class="fish team{team}" cx="{px + CELL // 2}" cy="{py + CELL // 2}" r="{radius}" '
                     f'fill="{COLOURS[team]}"/>'
                 )
-    return _svg(SIZE * CELL, SIZE * CELL, body, "Piranhas board")
+    from velhanet.games.piranhasnotation import COLUMNS
+
+    rows = [str(y) for y in reversed(range(SIZE))]  # A-J and 0-9 from the bottom left, as the official rules
+    return _svg(SIZE * CELL, SIZE * CELL, body, "piranhas", list(COLUMNS), rows)
 
 
 def kInARowBoard(state: KInARowState) -> str:
@@ -97,7 +116,11 @@ def kInARowBoard(state: KInARowState) -> str:
                 f'<circle class="stone player1 mark-o" cx="{cx}" cy="{cy}" r="{CELL // 2 - 9}" '
                 f'fill="none" stroke="{COLOURS[1]}" stroke-width="5"/>'
             )
-    return _svg(width * CELL, height * CELL, body, "board")
+    from velhanet.games.kinarow import columnName
+
+    columns = [columnName(x) for x in range(width)]
+    rows = [str(height - y) for y in range(height)]  # h8: letters from the left, numbers from the bottom
+    return _svg(width * CELL, height * CELL, body, "kinarow", columns, rows)
 
 
 def piranhasPosition(state: PiranhasState) -> str:

@@ -20,13 +20,17 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
-from velhanet.watching import Position, WatchedGame
+from velhanet.watching import Position, Score, WatchedGame
 from velhanet.web.boards import drawPosition
 from velhanet.web.stream import Request, Stream
+from velhanet.web.texts import SiteTexts
+
+if TYPE_CHECKING:
+    from velhanet.web.chessmoves import SanList
 
 BACKLOG = 64
 """Events a paused spectator may have waiting before it is dropped."""
@@ -72,8 +76,14 @@ class Move:
     seconds: float | None
     """Since the previous move (or the start), as the server saw it; None when a log does not say."""
 
-    def row(self) -> list[Any]:
-        return [self.number, self.text, None if self.seconds is None else round(self.seconds, 3)]
+    def row(self, text: str | None = None) -> list[Any]:
+        """``[number, text, seconds]`` for the page; ``text`` as the page shows it (a chess move in SAN)."""
+        shown = self.text if text is None else text
+        return [self.number, shown, None if self.seconds is None else round(self.seconds, 3)]
+
+
+SAN_FAMILIES = frozenset({"gambit"})
+"""The families whose moves come in UCI and are shown in SAN with move numbers (L{velhanet.web.chessmoves})."""
 
 
 @dataclass(eq=False)
@@ -96,6 +106,40 @@ class GameRecord:
     _boardTimer: IDelayedCall | None = None
     boardAt: Callable[[int], str] | None = None
     """A replayed game's board after any number of moves (0: the start), as SVG."""
+    score: Score | None = None
+    """How the game ended in PGN's words, when the room says so."""
+    chess: bool = False
+    """A chess game: its UCI moves are shown in SAN with move numbers, and it has a PGN."""
+    _san: SanList | None = None
+
+    def san(self) -> SanList:
+        """The chess game's moves in SAN, translated up to the last move reported (the first call imports chess).
+
+        Only when someone looks (a stream, a snapshot, the PGN): a game nobody watches costs no SAN.
+        """
+        if self._san is None:
+            from velhanet.web.chessmoves import SanList
+
+            self._san = SanList()
+        self._san.follow(self.moves)
+        return self._san
+
+    def rows(self) -> list[list[Any]]:
+        """Every move as the page lists it."""
+        if not self.chess:
+            return [move.row() for move in self.moves]
+        shown = self.san().shown
+        return [move.row(text) for move, text in zip(self.moves, shown, strict=True)]
+
+    def chessBoardAt(self, moves: int) -> str:
+        """A finished chess game's board after ``moves`` half-moves (0: the start), for its step bar."""
+        from velhanet.web.boards import chessBoard
+
+        return chessBoard(self.san().boardAfter(moves))
+
+    def lastRow(self) -> list[Any]:
+        move = self.moves[-1]
+        return move.row(self.san().shown[-1]) if self.chess else move.row()
 
     @property
     def state(self) -> str:
@@ -125,7 +169,7 @@ class GameRecord:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole game so far: what a late spectator gets first."""
-        return dict(self.summary(), moveList=[m.row() for m in self.moves], svg=self.svg(), steps=bool(self.boardAt))
+        return dict(self.summary(), moveList=self.rows(), svg=self.svg(), steps=bool(self.boardAt), paired=self.chess)
 
     def moved(self, text: str) -> None:
         if self.result is not None:
@@ -135,7 +179,7 @@ class GameRecord:
         self.moves.append(move)
         self.lastMoveAt = now
         if self.streams:
-            self._send(event("move", {"move": move.row()}))
+            self._send(event("move", {"move": self.lastRow()}))
             if self._boardTimer is None:
                 self._boardTimer = self.hub.clock.callLater(self.hub.boardInterval, self._sendBoard)
         self.hub.changed(self, urgent=False)
@@ -155,16 +199,21 @@ class GameRecord:
             self._boardTimer.cancel()
         self._boardTimer = None
 
-    def ended(self, result: str) -> None:
+    def ended(self, result: str, score: Score | None = None) -> None:
+        """The game is over (L{velhanet.watching.WatchedGame.ended}); ``score``, where the room gives one (its
+        PGN result and termination), is the chess game's PGN ending, else the site derives it from ``result``."""
         if self.result is not None:
             return
-        self.result = result
+        self.result, self.score = result, score
         self.stopBoard()
+        if self.chess:  # a finished chess game can be stepped through, as a replayed one; drawn only when asked
+            self.boardAt = functools.lru_cache(maxsize=8)(self.chessBoardAt)
         # The final board is drawn only if someone asks: a server where nobody watches ends dozens of games a
         # second, and a chess board is 5 ms. ``render`` keeps the final position (the rooms' positions hold the
         # board or game, not the players), for at most L{GameHub.keepFinished} games.
         if self.streams:
-            self._send(event("end", {"result": result, "moves": len(self.moves), "svg": self.svg()}))
+            end = {"result": result, "moves": len(self.moves), "svg": self.svg(), "steps": bool(self.boardAt)}
+            self._send(event("end", end))
         self.hub.changed(self)
         self.hub.finished(self)
 
@@ -178,8 +227,11 @@ class GameHub:
         maxSpectators: int = MAX_SPECTATORS,
         backlog: int = BACKLOG,
         keepFinished: int = KEEP_FINISHED,
+        language: str = "en",
     ) -> None:
         self.clock = clock
+        self.texts = SiteTexts(language)
+        """The site's words, in the game server's language (L{velhanet.web.texts})."""
         self.maxSpectators = maxSpectators
         self.backlog = backlog
         self.keepFinished = keepFinished
@@ -200,8 +252,11 @@ class GameHub:
     def started(
         self, family: str, gameType: str, players: Iterable[str], position: Position, hidden: bool = False
     ) -> WatchedGame:
-        """L{velhanet.watching.GameWatcher.started}: the site draws the room's position as it chooses."""
-        return self.startedDrawn(family, gameType, players, lambda: drawPosition(position()), hidden)
+        """L{velhanet.watching.GameWatcher.started}: the site draws the room's position as it chooses, and shows
+        a Gambit game's UCI moves in SAN."""
+        record = self.startedDrawn(family, gameType, players, lambda: drawPosition(position()), hidden)
+        record.chess = family in SAN_FAMILIES
+        return record
 
     def startedDrawn(
         self, family: str, gameType: str, players: Iterable[str], render: Callable[[], str], hidden: bool = False

@@ -44,10 +44,14 @@ def withSite(parent: MultiService, web: IService | None, listening: IService | N
 
 
 def webSite(options: Any, reactor: Any, report: StartupReport) -> tuple[GameWatcher, IService | None]:
-    """The watcher the rooms report to, and the service of the site (None: ``--web`` not given)."""
+    """The watcher the rooms report to, and the service of the site (None: ``--web`` not given).
+
+    The site speaks the server's language where the family has one (Gambit's ``--language``: its results
+    come in it), English elsewhere.
+    """
     if not options["web"]:
         return NO_WATCHER, None
     from velhanet.web.site import WebService, webEndpoint
 
-    hub = GameHub(reactor)
+    hub = GameHub(reactor, language=options.get("language") or "en")
     return hub, WebService(hub, webEndpoint(options["web"]), reactor, report)

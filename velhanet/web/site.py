@@ -5,6 +5,7 @@ Paths (anything else is a 404 in plain text):
 - ``/``: the list of games; ``/events``: its event stream;
 - ``/game/<id>``: one game; ``/game/<id>/events``: its event stream;
 - ``/game/<id>/board/<n>``: a replayed game's board after ``n`` moves, as SVG (0: the start position);
+- ``/game/<id>.pgn``: a chess game in PGN (``application/x-chess-pgn``, a file to download), so far;
 - ``/static/style.css``, ``/static/watch.js``: served from the package.
 
 Read-only by construction: every resource renders GET (and HEAD) only, so
@@ -30,6 +31,7 @@ from twisted.web.server import NOT_DONE_YET, Request, Site
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.web.hub import GameHub, GameRecord
 from velhanet.web.stream import Stream
+from velhanet.web.texts import SiteTexts
 
 
 def _asset(name: str) -> bytes:
@@ -109,9 +111,9 @@ def _openStream(request: Request, hub: GameHub, perAddress: StreamsPerAddress) -
     """Headers of an event stream; False (and a 503 written) when the site or this address has all it takes."""
     address = str(getattr(request.getClientAddress(), "host", "?"))
     crowded = (
-        "too many spectators"
+        hub.texts("tooManySpectators")
         if hub.full()
-        else "too many streams from your address"
+        else hub.texts("tooManyStreams")
         if perAddress.full(address)
         else ""
     )
@@ -119,7 +121,7 @@ def _openStream(request: Request, hub: GameHub, perAddress: StreamsPerAddress) -
         request.setResponseCode(503)
         request.setHeader(b"content-type", b"text/plain; charset=utf-8")
         request.setHeader(b"retry-after", b"30")
-        request.write(f"503 Service Unavailable: {crowded}, try again later\n".encode())
+        request.write(f"503 Service Unavailable: {crowded}, {hub.texts('tryLater')}\n".encode())
         request.finish()
         return False
     perAddress.holdUntilFinished(request, address)
@@ -150,17 +152,17 @@ class _Watched(Resource):
 class ListEvents(_Watched):
     def render_GET(self, request: Request) -> object:
         if request.postpath not in ([], [b""]):
-            return _plain(request, 404, "404 Not Found: no such page")
+            return _plain(request, 404, f"404 Not Found: {self.hub.texts('noSuchPage')}")
         if _openStream(request, self.hub, self.perAddress):
             _streamUntilGone(request, self.hub.watchList(request, lambda: _abort(request)))
         return NOT_DONE_YET
 
 
-def _board(request: Request, record: GameRecord, step: bytes) -> bytes:
+def _board(request: Request, record: GameRecord, step: bytes, texts: SiteTexts) -> bytes:
     """A replayed game's board after ``step`` moves; a 404 for a live game or a step it does not have."""
     n = int(step) if step.isdigit() and len(step) <= 6 else -1
     if record.boardAt is None or not 0 <= n <= len(record.moves):
-        return _plain(request, 404, "404 Not Found: no such board")
+        return _plain(request, 404, f"404 Not Found: {texts('noSuchBoard')}")
     request.setHeader(b"content-type", b"image/svg+xml; charset=utf-8")
     request.setHeader(b"cache-control", b"no-cache")
     request.setHeader(b"x-content-type-options", b"nosniff")
@@ -168,21 +170,44 @@ def _board(request: Request, record: GameRecord, step: bytes) -> bytes:
     return record.boardAt(n).encode("utf-8")
 
 
+def _pgn(request: Request, record: GameRecord, texts: SiteTexts) -> bytes:
+    """A chess game in PGN, as a file to download; a 404 for a game of another family."""
+    if not record.chess:
+        return _plain(request, 404, f"404 Not Found: {texts('noPgn')}")
+    host = (request.getHeader("host") or "").strip()
+    site = host if host.isprintable() and 0 < len(host) <= 100 else "?"
+    white, black = (*record.players, "?", "?")[:2]
+    text = record.san().pgn(white, black, record.result, site, record.startedAt, record.score)
+    request.setHeader(b"content-type", b"application/x-chess-pgn; charset=utf-8")
+    request.setHeader(b"content-disposition", f'attachment; filename="velhanet-game-{record.gameId}.pgn"'.encode())
+    request.setHeader(b"cache-control", b"no-cache")
+    request.setHeader(b"x-content-type-options", b"nosniff")
+    return text.encode("utf-8")
+
+
 class GamePage(_Watched):
-    """``/game/<id>``, ``/game/<id>/events`` and ``/game/<id>/board/<n>``."""
+    """``/game/<id>``, ``/game/<id>/events``, ``/game/<id>/board/<n>`` and ``/game/<id>.pgn``."""
+
+    def __init__(self, hub: GameHub, perAddress: StreamsPerAddress) -> None:
+        super().__init__(hub, perAddress)
+        self.page = hub.texts.page(GAME)
 
     def render_GET(self, request: Request) -> object:
         path = request.postpath or []
-        gameId = path[0].decode("ascii", "replace") if path else ""
+        name = path[0].decode("ascii", "replace") if path else ""
+        pgn = len(path) == 1 and name.endswith(".pgn")
+        gameId = name.removesuffix(".pgn") if pgn else name
         record = self.hub.visible(gameId) if gameId.isdigit() and len(gameId) <= 12 else None
         if record is None:
-            return _plain(request, 404, f"404 Not Found: no game {gameId[:40]!r} on this server")
+            return _plain(request, 404, f"404 Not Found: {self.hub.texts('noSuchGame').format(game=repr(gameId[:40]))}")
+        if pgn:
+            return _pgn(request, record, self.hub.texts)
         if path[1:] in ([], [b""]):
-            return _html(request, GAME)
+            return _html(request, self.page)
         if len(path) == 3 and path[1] == b"board":
-            return _board(request, record, path[2])
+            return _board(request, record, path[2], self.hub.texts)
         if path[1:] != [b"events"]:
-            return _plain(request, 404, "404 Not Found: no such page")
+            return _plain(request, 404, f"404 Not Found: {self.hub.texts('noSuchPage')}")
         if _openStream(request, self.hub, self.perAddress):
             _streamUntilGone(request, self.hub.watchGame(record, request, lambda: _abort(request)))
         return NOT_DONE_YET
@@ -191,12 +216,16 @@ class GamePage(_Watched):
 class Static(Resource):
     isLeaf = True
 
+    def __init__(self, texts: SiteTexts) -> None:
+        super().__init__()
+        self.texts = texts
+
     def render_GET(self, request: Request) -> bytes:
         path = request.postpath or []
         name = path[0] if len(path) == 1 else b""
         asset = ASSETS.get(name)
         if asset is None:
-            return _plain(request, 404, "404 Not Found: no such file")
+            return _plain(request, 404, f"404 Not Found: {self.texts('noSuchFile')}")
         request.setHeader(b"content-type", asset[0])
         request.setHeader(b"cache-control", b"max-age=300")
         return asset[1]
@@ -206,17 +235,19 @@ class Root(Resource):
     def __init__(self, hub: GameHub, perAddress: StreamsPerAddress | None = None) -> None:
         super().__init__()
         perAddress = perAddress or StreamsPerAddress()
+        self.page = hub.texts.page(INDEX)
         self.putChild(b"events", ListEvents(hub, perAddress))
         self.putChild(b"game", GamePage(hub, perAddress))
-        self.putChild(b"static", Static())
+        self.putChild(b"static", Static(hub.texts))
+        self.texts = hub.texts
 
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path == b"" and not request.postpath:
             return self
-        return NotFound("no such page")
+        return NotFound(self.texts("noSuchPage"))
 
     def render_GET(self, request: Request) -> bytes:
-        return _html(request, INDEX)
+        return _html(request, self.page)
 
 
 def spectatorSite(hub: GameHub, perAddress: StreamsPerAddress | None = None) -> Site:

@@ -1,9 +1,18 @@
 // The spectators' pages: one EventSource each, no framework. Every name a player chose goes into
 // the page as text (textContent), never as markup; only the board's SVG, drawn by the server, is markup
 // (from the event stream, or for a replayed game from this site's /game/<id>/board/<n>).
+// No word is written here: the page carries the site's words in its language (data-words, velhanet/web/texts.py).
 "use strict";
 (function () {
   const status = document.getElementById("status");
+  const words = JSON.parse(document.body.dataset.words || "{}");
+  const lang = document.documentElement.lang || "en";
+  function say(key, values) {
+    let said = words[key] || key;
+    for (const name of Object.keys(values || {})) said = said.replace("{" + name + "}", String(values[name]));
+    return said;
+  }
+  function gameType(name) { return name === "chess" ? say("chess") : name; } // Gambit's game, in the page's language
   function text(tag, value, cls) {
     const el = document.createElement(tag);
     el.textContent = value;
@@ -12,14 +21,14 @@
   }
   function connect(url, handlers) {
     const source = new EventSource(url);
-    source.onopen = () => { status.textContent = "live"; };
-    source.onerror = () => { status.textContent = "reconnecting…"; };
+    source.onopen = () => { status.textContent = say("live"); };
+    source.onerror = () => { status.textContent = say("reconnecting"); };
     for (const name of Object.keys(handlers)) {
       source.addEventListener(name, (e) => handlers[name](JSON.parse(e.data)));
     }
   }
   function started(seconds) {
-    return new Date(seconds * 1000).toLocaleTimeString();
+    return new Date(seconds * 1000).toLocaleTimeString(lang);
   }
 
   function listPage() {
@@ -41,8 +50,8 @@
       const a = text("a", game.id);
       a.href = "/game/" + game.id;
       link.appendChild(a);
-      row.append(link, text("td", game.family + " · " + game.gameType), text("td", game.players.join(" – ")),
-        text("td", String(game.moves)), text("td", game.state === "over" ? (game.result || "over") : "playing",
+      row.append(link, text("td", game.family + " · " + gameType(game.gameType)), text("td", game.players.join(" – ")),
+        text("td", String(game.moves)), text("td", game.state === "over" ? (game.result || say("over")) : say("playing"),
           "state-" + game.state), text("td", started(game.startedAt)));
       empty.hidden = rows.size > 0;
     }
@@ -59,7 +68,12 @@
     const result = document.getElementById("result");
     const base = location.pathname.replace(/\/$/, "");
     let replay = null;
-    function seconds(s) { return s.toFixed(s < 10 ? 2 : 1) + " s"; }
+    function seconds(s) {
+      const digits = s < 10 ? 2 : 1;
+      return s.toLocaleString(lang, { minimumFractionDigits: digits, maximumFractionDigits: digits }) + " s";
+    }
+    // One item per half-move (its value the move's number, which the step bar uses); a chess game's items say
+    // "1. e4" and "e5", two to a line (the list is "paired").
     function addMove(m) {
       const li = text("li", m[1]);
       li.value = m[0];
@@ -86,7 +100,7 @@
       let timer = null;
       function mark(n) {
         current = n;
-        at.textContent = "move " + n + " of " + total;
+        at.textContent = say("moveOf", { n: n, total: total });
         for (const li of moves.children) li.classList.toggle("current", li.value === n);
         if (n > 0 && moves.children[n - 1]) moves.children[n - 1].scrollIntoView({ block: "nearest" });
         buttons.first.disabled = buttons.previous.disabled = n === 0;
@@ -99,18 +113,18 @@
         fetch(base + "/board/" + n)
           .then((r) => (r.ok ? r.text() : Promise.reject(new Error("HTTP " + r.status))))
           .then((svg) => { if (ticket === asked) showBoard(svg, n); },
-            (e) => { if (ticket === asked) status.textContent = "board after move " + n + " not loaded: " + e.message; });
+            (e) => { if (ticket === asked) status.textContent = say("notLoaded", { n: n, error: e.message }); });
       }
       function pause() {
         if (timer !== null) clearInterval(timer);
         timer = null;
-        buttons.play.textContent = "play";
+        buttons.play.textContent = say("play");
       }
       function go(n) { pause(); show(n); }
       function playOrPause() {
         if (timer !== null) { pause(); return; }
         if (current >= total) show(0);
-        buttons.play.textContent = "pause";
+        buttons.play.textContent = say("pause");
         timer = setInterval(() => { show(current + 1); if (current >= total) pause(); }, 600);
       }
       buttons.first.addEventListener("click", () => go(0));
@@ -136,8 +150,13 @@
 
     connect(base + "/events", {
       snapshot: (g) => {
-        document.getElementById("title").textContent = g.players.join(" – ") + " (" + g.gameType + ")";
+        document.getElementById("title").textContent = g.players.join(" – ") + " (" + gameType(g.gameType) + ")";
         document.title = "velhanet: " + g.players.join(" – ");
+        moves.classList.toggle("paired", Boolean(g.paired));
+        if (g.paired) { // a chess game: its PGN, so far, from this site
+          document.getElementById("pgn-link").href = base + ".pgn";
+          document.getElementById("pgn").hidden = false;
+        }
         moves.replaceChildren();
         moves.dataset.count = "0";
         g.moveList.forEach(addMove);
@@ -152,11 +171,15 @@
         } else { // a reconnection: the board shown stays, the move list was rebuilt
           replay.mark(replay.current());
         }
-        if (g.steps) status.textContent = "replay";
+        if (g.steps) status.textContent = say("replay");
       },
       move: (m) => addMove(m.move),
       board: (b) => showBoard(b.svg, b.moves),
-      end: (e) => { showBoard(e.svg, e.moves); ended(e.result); },
+      end: (e) => {
+        showBoard(e.svg, e.moves);
+        ended(e.result);
+        if (e.steps && replay === null) { replay = stepper(e.moves); replay.mark(e.moves); } // a finished chess game
+      },
     });
   }
 
