@@ -7,7 +7,7 @@ import datetime
 import chess
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.games.chessrecord import ChessRecord, emt, numberedSan, readGames, resultOf
+from velhanet.games.chessrecord import ChessRecord, emt, numberedSan, pgnText, readGames, resultOf
 
 
 def recorded(*uci: str, start: chess.Board | None = None) -> ChessRecord:
@@ -72,8 +72,10 @@ class SanTests(SynchronousTestCase):
 class PgnTests(SynchronousTestCase):
     def test_aWrittenGameReadsBackWithTheSameMovesResultAndTimes(self) -> None:
         record = recorded("e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7")
-        text = record.pgn(
-            "Ana", "Bo", result="1-0", termination="normal", site="127.0.0.1:22022", date=datetime.date(2026, 12, 2)
+        text = pgnText(
+            record.game(
+                "Ana", "Bo", result="1-0", termination="normal", site="127.0.0.1:22022", date=datetime.date(2026, 12, 2)
+            )
         )
         [game] = readGames(text)
         self.assertEqual(game.errors, [])
@@ -98,14 +100,14 @@ class PgnTests(SynchronousTestCase):
         start = chess.Board("8/P7/8/8/8/8/8/k6K w - - 0 60")
         record = recorded("a7a8q", "a1b2", start=start)
         self.assertEqual(record.numbered(), "60. a8=Q+ Kb2")
-        [game] = readGames(record.pgn("W", "B"))
+        [game] = readGames(pgnText(record.game("W", "B")))
         self.assertEqual(game.headers["FEN"], start.fen())
         self.assertEqual(game.headers["Result"], "*")
         self.assertEqual(list(game.mainline_moves()), record.moves)
 
     def test_manyGamesInOneFile(self) -> None:
         first, second = recorded("e2e4"), recorded("d2d4", "d7d5")
-        games = readGames(first.pgn("A", "B") + "\n" + second.pgn("C", "D", result="1/2-1/2"))
+        games = readGames(pgnText(first.game("A", "B")) + "\n" + pgnText(second.game("C", "D", result="1/2-1/2")))
         self.assertEqual([g.headers["White"] for g in games], ["A", "C"])
         self.assertEqual([len(list(g.mainline_moves())) for g in games], [1, 2])
         self.assertEqual(games[1].headers["Result"], "1/2-1/2")

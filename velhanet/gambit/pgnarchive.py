@@ -22,7 +22,7 @@ from pathlib import Path
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from velhanet.games.chessrecord import ChessRecord, resultOf
+from velhanet.games.chessrecord import ChessRecord, pgnText, resultOf
 from velhanet.watching import UNWATCHED, Position, Score, WatchedGame
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -71,14 +71,14 @@ class PgnArchive:
         if stopped is not None:
             pgnResult, termination = "*", "unterminated"
         date = self.today()
-        text = record.pgn(
+        text = pgnText(record.game(
             game.white,
             game.black,
             result=pgnResult,
             termination=termination,
             site=self.site,
             date=date,
-        )
+        ))
         if stopped is not None:
             text = text.rstrip("\n") + f"\n{{the server relayed {stopped!r}, which is not legal here}}\n"
         name = f"{date:%Y-%m-%d}-{game.number:04d}-{_fileSafe(game.white)}-{_fileSafe(game.black)}.pgn"

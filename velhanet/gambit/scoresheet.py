@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from velhanet.games.chessrecord import ChessRecord, resultOf
+from velhanet.games.chessrecord import ChessRecord, pgnText, resultOf
 
 _WINNER = re.compile(r"^(?:El jugador )?(?P<name>.+?) ha ganado la partida")
 _LEFT = re.compile(r"^El jugador (?P<name>.+?) ha abandonado la partida")
@@ -91,4 +91,4 @@ class Scoresheet:
         if self.keep is not None:
             white, black = (user, opponent) if colour == chess.WHITE else (opponent, user)
             today = datetime.date.today()
-            self.keep(self.record.pgn(white, black, result, termination, site=self.site, date=today))
+            self.keep(pgnText(self.record.game(white, black, result, termination, site=self.site, date=today)))

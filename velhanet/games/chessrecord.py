@@ -138,20 +138,10 @@ class ChessRecord:
                 node.comment = emt(seconds)
         return game
 
-    def pgn(
-        self,
-        white: str,
-        black: str,
-        result: str = "*",
-        termination: str | None = None,
-        event: str = "velhanet Gambit game",
-        site: str = "?",
-        date: datetime.date | None = None,
-    ) -> str:
-        """The PGN text of L{game}, ending in a newline."""
-        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
-        game = self.game(white, black, result, termination, event, site, date)
-        return game.accept(exporter) + "\n"
+
+def pgnText(game: chess.pgn.Game) -> str:
+    """A game as PGN text (python-chess's exporter: tags, moves, comments), ending in a newline."""
+    return game.accept(chess.pgn.StringExporter(headers=True, variations=False, comments=True)) + "\n"
 
 
 def readGames(text: str) -> list[chess.pgn.Game]:

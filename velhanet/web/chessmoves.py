@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from velhanet.games.chessrecord import ChessRecord, resultOf
+from velhanet.games.chessrecord import ChessRecord, pgnText, resultOf
 from velhanet.watching import Score
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class SanList:
         """The game so far as PGN: the tags, the legal moves with their times, the result and why it ended."""
         result, termination = self.ending(ended, white, black, score)
         date = datetime.datetime.fromtimestamp(startedAt, datetime.UTC).date()
-        return self.record.pgn(white, black, result, termination, site=site, date=date)
+        return pgnText(self.record.game(white, black, result, termination, site=site, date=date))
 
     def ending(self, ended: str | None, white: str, black: str, score: Score | None = None) -> tuple[str, str]:
         """PGN's ``Result`` and ``Termination`` from the board and the room's end text (None: still playing).
