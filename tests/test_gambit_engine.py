@@ -173,8 +173,15 @@ class EngineTests(TestCase):
         return ensureDeferred(check())
 
     def test_inTheSandbox(self) -> Any:
-        if not probeBubblewrap().works or os.geteuid() != 0:
-            raise SkipTest("no bubblewrap here, or not root (an ordinary user's sandbox needs a command's main)")
+        """The engine in the real sandbox, in this process: as root, as CI runs (``.ci/run`` installs bubblewrap).
+
+        An ordinary user's sandbox needs a user namespace entered in a command's ``main`` before any thread
+        starts, which a trial process cannot do: for that user the whole client runs it
+        (``ClientWithAnEngineTests.test_anEngineInTheSandboxPlaysAWholeGame``).
+        """
+        self.assertTrue(probeBubblewrap().works, "bubblewrap does not work here: .ci/run installs it")
+        if os.geteuid() != 0:
+            raise SkipTest("not root: ClientWithAnEngineTests runs the sandboxed engine through gambit-client's main")
 
         async def check() -> None:
             engine = await self.started("normal", sandbox=Sandbox(SandboxSettings(mode="on"), probeBubblewrap()))
