@@ -727,6 +727,8 @@ class ClientOnOriginalServerTests(SynchronousTestCase):
         self.table.run(3)
         lines = self.table.screens["alice"]
         self.assertTrue(lines[-1].startswith("GAME OVER: checkmate, you lost"), lines[-3:])
+        # The scoresheet goes by the board, not by the original's "abandonado" (seen with the Go server too).
+        self.assertEqual(lines[-2], "The game: 1. f3 e5 2. g4 Qh4# 0-1")
 
     def test_matedSideFinishes(self) -> None:
         alice, bob = self.game()
