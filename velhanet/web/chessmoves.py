@@ -27,13 +27,6 @@ if TYPE_CHECKING:
 
     from velhanet.web.hub import Move
 
-WON = " ha ganado la partida"
-"""The end of the Gambit server's ``won`` text (in both its languages): the opponent of a player who sent END."""
-
-ABANDONED = ("El jugador ", " ha abandonado la partida")
-"""The Gambit server's ``abandoned`` text (in both its languages), around the name of the player who left."""
-
-
 def numbered(index: int, text: str) -> str:
     """Half-move ``index`` (0: White's first) as the page lists it: ``1. e4`` for White, ``e5`` for Black."""
     return f"{index // 2 + 1}. {text}" if index % 2 == 0 else text
@@ -72,16 +65,16 @@ class SanList:
         self, white: str, black: str, ended: str | None, site: str, startedAt: float, score: Score | None = None
     ) -> str:
         """The game so far as PGN: the tags, the legal moves with their times, the result and why it ended."""
-        result, termination = self.ending(ended, white, black, score)
+        result, termination = self.ending(ended, score)
         date = datetime.datetime.fromtimestamp(startedAt, datetime.UTC).date()
         return pgnText(self.record.game(white, black, result, termination, site=site, date=date))
 
-    def ending(self, ended: str | None, white: str, black: str, score: Score | None = None) -> tuple[str, str]:
+    def ending(self, ended: str | None, score: Score | None = None) -> tuple[str, str]:
         """PGN's ``Result`` and ``Termination`` from the board and the room's end text (None: still playing).
 
-        A room that reports its ``score`` says both. Otherwise ``Result`` is the one in the end text
-        (``Black wins by checkmate (0-1)``, L{resultOf}), or the board's when it is over, or the winner the
-        Gambit ``won`` text names; ``*`` while playing or when unknown. ``Termination`` in PGN's words:
+        The Gambit room reports its ``score`` with every end (who won off the board, and how); without one,
+        ``Result`` is the one in the end text (``Black wins by checkmate (0-1)``, L{resultOf}) or the board's
+        when it is over; ``*`` while playing or when unknown. ``Termination`` in PGN's words:
         ``normal`` (the rules, an agreement, a resignation), ``abandoned`` (a player left), ``rules
         infraction`` (a move that is not legal was relayed), ``unterminated``.
         """
@@ -97,10 +90,4 @@ class SanList:
             result = outcome.result()
         if result != "*":
             return result, "normal"
-        if ended == f"{white}{WON}":
-            return "1-0", "normal"
-        if ended == f"{black}{WON}":
-            return "0-1", "normal"
-        if ended.startswith(ABANDONED[0]) and ended.endswith(ABANDONED[1]):
-            return "*", "abandoned"
         return "*", "unterminated"
