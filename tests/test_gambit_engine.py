@@ -17,7 +17,7 @@ from typing import Any
 
 import chess
 from twisted.internet import reactor
-from twisted.internet.defer import ensureDeferred
+from twisted.internet.defer import CancelledError, ensureDeferred
 from twisted.trial.unittest import SkipTest, SynchronousTestCase, TestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, Child, freePort, python, twistd
@@ -163,6 +163,24 @@ class EngineTests(TestCase):
 
         return ensureDeferred(check())
 
+    def test_aQuestionPendingWhenItQuitsIsCancelledNotAFailure(self) -> Any:
+        """^C while it thinks: the engine stops because we asked, so the bot has no crash to resign for
+        (the client then ends with status 0)."""
+
+        async def check() -> None:
+            engine = await self.started("slow")
+            # The loop stays up after the quit, as it may when the machine is busy: the pending question
+            # then sees the engine's end before the loop's, which once read as "crashed" and exit 1.
+            self.addCleanup(engine.loop.loop.call_soon_threadsafe, engine.loop.loop.stop)
+            self.patch(engine.loop, "stop", lambda: None)
+            thinking = engine.play(chess.Board(), 20)
+            await engine.quit()
+            with self.assertRaises(CancelledError):
+                await thinking
+            self.assertIsNone(engine.failure)
+
+        return ensureDeferred(check())
+
     def test_deafIsKilledAfterItsGrace(self) -> Any:
         async def check() -> None:
             engine = await self.started("deaf")
@@ -265,7 +283,9 @@ class ClientWithAnEngineTests(SynchronousTestCase):
             self.assertNotEqual(line, "", "the client ended before the game began")
             line = white.readLine()
         white.process.send_signal(signal.SIGINT)
-        self.assertEqual(white.wait(30), 0)
+        status = white.wait(30)
+        assert white.process.stdout is not None
+        self.assertEqual(status, 0, line + white.process.stdout.read())
         self.assertEqual(velhanetLeftovers(str(engine.parent)), [])
 
 

@@ -182,6 +182,8 @@ class Engine:
         """The first failure: why the bot resigned."""
         self.notes: list[str] = []
         """What the player should know (an option the engine does not have)."""
+        self.quitting = False
+        """We asked it to quit: a question still pending then ends as cancelled, never as its failure."""
         self._gone: list[Deferred[None]] = []
         self._partial = 0
         """Bytes of its output since its last newline."""
@@ -274,6 +276,8 @@ class Engine:
     def _failed(self, failure: Failure, seconds: float) -> Failure:
         if failure.check(CancelledError):
             return failure  # the game no longer wants the answer
+        if self.quitting:  # it stopped because we asked it to (^C while it thought): not a crash to resign for
+            return Failure(CancelledError())
         if self.failure is not None:
             return Failure(self.failure)
         if failure.check(TimeoutError):
@@ -320,6 +324,7 @@ class Engine:
     def quit(self, grace: float = QUIT_GRACE) -> Deferred[None]:
         """``quit`` and end of input, then killed after ``grace`` seconds if it has not stopped; fires once it ended."""
         program = self.program
+        self.quitting = True
         done: Deferred[None] = Deferred()
         if program is None or program.ended.called:
             done.callback(None)
