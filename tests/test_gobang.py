@@ -17,7 +17,7 @@ from twisted.internet.task import Clock, deferLater
 from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from velhanet.games.kinarow import TICTACTOE, gobangRules
-from velhanet.gobang import fifo
+from velhanet.gobang import fifo, fifotransport
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.room import BLACK, WHITE, Room, RoomCore, RoomMachine
 from velhanet.gobang.session import GobangSession, renderBoard
@@ -1119,7 +1119,7 @@ class FirstWordsTests(TestCase):
             if not firstRead.called:
                 firstRead.callback(None)
 
-        reader = fifo.FifoReader(readFd, dataReceived, reactor=reactor)
+        reader = fifotransport.FifoReader(readFd, dataReceived, reactor=reactor)
         channel = FifoChannel(4242, writeFd, "big", noTrace, reactor)
         self.addCleanup(lambda: (reader.stopReading(), reader.connectionLost(None)))  # type: ignore[arg-type,func-returns-value]
         self.addCleanup(channel.writer.discard)

@@ -23,7 +23,7 @@ from twisted.internet.defer import inlineCallbacks
 from twisted.internet.task import deferLater
 from twisted.trial.unittest import TestCase
 
-from velhanet.gobang import fifo
+from velhanet.gobang import fifo, fifotransport
 from velhanet.gobang.service import GobangService
 from velhanet.gobang.wire import ClientOp, ClientWord, encodeClient
 
@@ -247,7 +247,7 @@ class FullServerFifoTests(TestCase):
         except BlockingIOError:
             pass
         lost: list[str] = []
-        writer = fifo.FifoWriter(fifo.openForWriting(path), lambda: lost.append("gone"), reactor=reactor)
+        writer = fifotransport.FifoWriter(fifo.openForWriting(path), lambda: lost.append("gone"), reactor=reactor)
         self.addCleanup(writer.discard)
         writer.writeNow(b"WORD")  # the pipe is full: buffered
         yield deferLater(reactor, 0.2, lambda: None)

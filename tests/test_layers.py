@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
 import velhanet
+from tests.processes import ENVIRONMENT, python
 
 PACKAGE = Path(velhanet.__file__).parent
 
@@ -40,6 +42,16 @@ class LayerTests(SynchronousTestCase):
         for path in modules:
             twisted = sorted(n for n in importsOf(path) if n == "twisted" or n.startswith("twisted."))
             self.assertEqual(bool(twisted), path.name == "program.py", f"{path.name} imports {twisted}")
+
+    def test_theGobangCheckersAgentsStartWithoutTwisted(self) -> None:
+        """``velhanet-check gobang`` starts a process per scripted client (the server tells clients apart by
+        pid), 169 in one run of the suite: without Twisted each starts in a fraction of the time."""
+        script = "import sys, velhanet.conformance.gobangagent; print(sorted({m.split('.')[0] for m in sys.modules}))"
+        loaded = subprocess.run(
+            python("-c", script), env=ENVIRONMENT, capture_output=True, text=True, timeout=60, check=True
+        ).stdout
+        self.assertNotIn("'twisted'", loaded)
+        self.assertIn("'velhanet'", loaded)
 
     def test_familiesReachTheSiteOnlyInTheirServiceWiring(self) -> None:
         """Rooms, lobbies and protocols report to the port of velhanet.watching; only the wiring knows the site."""

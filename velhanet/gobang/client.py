@@ -26,7 +26,7 @@ from twisted.internet.stdio import StandardIO
 from twisted.python.failure import Failure
 
 from velhanet.console import LineConsole
-from velhanet.gobang import fifo
+from velhanet.gobang import fifo, fifotransport
 from velhanet.gobang.session import ANSWER_TIMEOUT, SERVER, GobangSession
 from velhanet.gobang.wire import (
     SERVER_WORD,
@@ -113,7 +113,7 @@ class GobangClient:
         self.cleanup: list[Callable[[], None]] = []
         """What to close when the session finishes, closed last first."""
         self.words = WordReader(SERVER_WORD)
-        self.writer: fifo.FifoWriter | None = None
+        self.writer: fifotransport.FifoWriter | None = None
         self.answerTimeout: IDelayedCall | None = None
         self.session = GobangSession(
             self.role,
@@ -147,11 +147,11 @@ class GobangClient:
         # word that does not fit now waits (buffered, written when the pipe has
         # room), as a blocking write in a C client would. Only a server that has
         # closed its FIFO (EPIPE) is gone.
-        self.writer = fifo.FifoWriter(serverFd, self.serverGone, reactor=self.fds)
+        self.writer = fifotransport.FifoWriter(serverFd, self.serverGone, reactor=self.fds)
         self.cleanup.append(self.writer.discard)
         self.answerTimeout = self.clock.callLater(ANSWER_TIMEOUT, self.noAnswer)
         self.cleanup.append(self.stopWaitingForAnAnswer)
-        reader = fifo.FifoReader(readFd, self.dataReceived, reactor=self.fds)
+        reader = fifotransport.FifoReader(readFd, self.dataReceived, reactor=self.fds)
         reader.startReading()
         self.cleanup.append(lambda: self.closeReader(reader))
         self.sendWord(self.role, self.arguments.game_number if self.role == ClientOp.SIGNON_KIBITZ else 0, 0)
@@ -210,7 +210,7 @@ class GobangClient:
         self.finish(1)
 
     @staticmethod
-    def closeReader(reader: fifo.FifoReader) -> None:
+    def closeReader(reader: fifotransport.FifoReader) -> None:
         reader.stopReading()
         reader.connectionLost(Failure(ConnectionDone("gobang-client ends")))
 

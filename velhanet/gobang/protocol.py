@@ -5,8 +5,8 @@ L{WordFeeder} cuts what the server FIFO gives into words, decodes them and
 hands each to the lobby; L{FifoChannel} is one client as the lobby sees it
 (encode, write without blocking); L{ClientFifos} opens a client's FIFO,
 with its security checks, when the lobby seats a new pid. The FIFOs
-themselves (names, safe opening, non-blocking file descriptors) are
-``fifo.py``.
+themselves are ``fifo.py`` (names, safe opening) and ``fifotransport.py``
+(non-blocking file descriptors).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from twisted.logger import Logger
 
-from velhanet.gobang import fifo
+from velhanet.gobang import fifo, fifotransport
 from velhanet.gobang.lobby import Lobby, Member
 from velhanet.gobang.wire import (
     CLIENT_WORD,
@@ -41,7 +41,7 @@ class FifoChannel(Member):
         self.trace = trace
         self.closed = False
         self.greeted = False
-        self.writer = fifo.FifoWriter(fd, self._lost, reactor=reactor)
+        self.writer = fifotransport.FifoWriter(fd, self._lost, reactor=reactor)
 
     def send(self, word: ServerWord) -> None:
         """Write a word at once; only the first (the board size) waits for the reactor's next write.

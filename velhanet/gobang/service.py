@@ -16,7 +16,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from velhanet.games.kinarow import TICTACTOE, KInARowRules, gobangRules
-from velhanet.gobang import fifo
+from velhanet.gobang import fifo, fifotransport
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.protocol import ClientFifos, FifoChannel, WordFeeder
 from velhanet.gobang.wire import ByteOrder
@@ -56,7 +56,7 @@ class GobangService(MultiService):
         self.directory = Path(options["fifo-dir"])
         self.rules: KInARowRules = TICTACTOE if options["game"] == "tictactoe" else gobangRules(options["size"])
         self.path: Path | None = None
-        self.reader: fifo.FifoReader | None = None
+        self.reader: fifotransport.FifoReader | None = None
         trace = traceToLog if options["trace"] else noTrace
         self.clients = ClientFifos(self.directory, self.order, trace, reactor, self.channelType)
         self.lobby = self.lobbyType(self.rules, self.clients.open, self.killRefusal, self.stop, once=options["once"])
@@ -81,7 +81,8 @@ class GobangService(MultiService):
             if not self.directory.is_dir():
                 self.startup.cannotStart(f"the FIFO directory {self.directory} does not exist")
             self.startup.cannotStart(f"cannot create the FIFO {path} ({error.strerror})")
-        self.reader = fifo.FifoReader(fifo.openForReading(self.path), self.feeder.dataReceived, reactor=self.reactor)
+        readFd = fifo.openForReading(self.path)
+        self.reader = fifotransport.FifoReader(readFd, self.feeder.dataReceived, reactor=self.reactor)
         self.reader.startReading()
         self.liveness.start(LIVENESS_INTERVAL, now=False)
         super().startService()  # the site after the FIFO: once the site answers, clients can connect
