@@ -10,6 +10,7 @@ than after a long wait for a port that will never open.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +47,11 @@ def stopProcess(process: subprocess.Popen[Any]) -> None:
             process.wait()
 
 
+def defaultSigint() -> None:
+    """In the child, before it runs its program: SIGINT at its default disposition."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class ChildDied(AssertionError):
     """The child process exited while a test was waiting for it."""
 
@@ -64,7 +70,11 @@ class Child:
         output: IO[str] | None = None,
         stdin: int | None = subprocess.DEVNULL,
         environment: dict[str, str] | None = None,
+        interruptible: bool = False,
     ) -> None:
+        """``interruptible``: the child gets SIGINT at its default, as from a terminal, for a test that
+        sends it ^C; a suite started in the background (``trial … &``) has SIGINT ignored, and a
+        program keeps an ignored SIGINT ignored, as POSIX asks (``nohup``, a shell's ``&``)."""
         self.command = list(command)
         self.process = subprocess.Popen(
             self.command,
@@ -74,6 +84,7 @@ class Child:
             stdin=stdin,
             stdout=subprocess.PIPE if output is None else output,
             stderr=subprocess.STDOUT,
+            preexec_fn=defaultSigint if interruptible else None,
         )
         testCase.addCleanup(self.stop)
 

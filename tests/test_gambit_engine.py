@@ -230,7 +230,7 @@ class ClientWithAnEngineTests(SynchronousTestCase):
     def client(self, *arguments: str) -> Child:
         path = f"{Path(PYTHON).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"  # python3: the one with chess
         command = python("-c", "from velhanet.gambit.client import main; main()", *arguments)
-        return Child(self, command, environment={**ENVIRONMENT, "PATH": path})
+        return Child(self, command, environment={**ENVIRONMENT, "PATH": path}, interruptible=True)
 
     def server(self) -> int:
         port = freePort()

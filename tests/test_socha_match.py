@@ -352,7 +352,9 @@ class EndToEndTests(SynchronousTestCase):
         logs = Path(tempfile.mkdtemp())
         command = EXAMPLE + " --seed {seed}"
         child = Child(
-            self, python("-m", "velhanet.socha.match", command, command, "--games", "50", "--log-dir", str(logs))
+            self,
+            python("-m", "velhanet.socha.match", command, command, "--games", "50", "--log-dir", str(logs)),
+            interruptible=True,
         )
         deadline = time.monotonic() + 60
         while not (logs / "game-0000.xml").exists():  # polling a file another process writes
