@@ -15,6 +15,7 @@ import json
 import math
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -23,7 +24,7 @@ from typing import Any
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.processes import ENVIRONMENT, PYTHON, ROOT, freePort
+from tests.processes import ENVIRONMENT, PYTHON, ROOT
 from velhanet.league import game as gamemodule
 from velhanet.league.cli import localCluster
 from velhanet.league.config import League, LeagueError, Player, codeVersion, discoverPlayers, folderVersion, loadLeague
@@ -444,6 +445,24 @@ class RealGameTests(SynchronousTestCase):
         self.assertEqual(len(rows), 6)
         self.assertTrue(all(row["worker"].startswith("tcp://127.0.0.1:") for row in rows))
 
+    def test_aWebPortInUseIsSaidBeforeAnyClusterStarts(self) -> None:
+        root = Path(self.mktemp()).resolve()
+        for name in ("ana", "bo"):
+            (root / "players" / name).mkdir(parents=True)
+            (root / "players" / name / "velhanet-run").write_text(EXAMPLE + "\n")
+        (root / "league.toml").write_text('name = "busy"\n')
+        taken = socket.socket()
+        self.addCleanup(taken.close)
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [PYTHON, "-m", "velhanet.league.cli", "run", str(root / "league.toml"), f"--web={port}"]
+        result = subprocess.run(command, cwd=ROOT, env=ENVIRONMENT, capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertRegex(result.stderr, rf"^velhanet-league: --web {port}: .*[Aa]ddress already in use")
+        self.assertNotIn("cluster", result.stderr)  # it once said "the cluster cannot be reached"
+        self.assertEqual(result.stderr.count("\n"), 1, result.stderr)  # one line, no traceback
+
     def test_theRunOnTheWeb(self) -> None:
         """``--web``: the standings as they stand, a running game watchable, a finished one replayable."""
         root = Path(self.mktemp()).resolve()
@@ -451,19 +470,24 @@ class RealGameTests(SynchronousTestCase):
             (root / "players" / name).mkdir(parents=True)
             (root / "players" / name / "velhanet-run").write_text(EXAMPLE + strategy + " --think 0.02\n")
         (root / "league.toml").write_text('name = "watched"\npairs = 2\nseed = 4\n')
-        port = freePort()
-        run = subprocess.Popen(
-            [PYTHON, "-m", "velhanet.league.cli", "run", str(root / "league.toml"), "--workers=1", f"--web={port}"],
-            cwd=ROOT,
-            env=ENVIRONMENT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        errors = root / "stderr.txt"
+        with errors.open("w") as errorFile:  # the child has its own copy
+            run = subprocess.Popen(
+                [PYTHON, "-m", "velhanet.league.cli", "run", str(root / "league.toml"), "--workers=1", "--web=0"],
+                cwd=ROOT,
+                env=ENVIRONMENT,
+                stdout=subprocess.PIPE,
+                stderr=errorFile,
+                text=True,
+            )
         self.addCleanup(run.kill)
         assert run.stdout is not None
-        address = f"http://127.0.0.1:{port}/standings"
-        self.assertEqual(run.stdout.readline().strip(), f"velhanet-league: standings and games at {address}")
+        first = run.stdout.readline().strip()  # a port the site chose: no other test can take it first
+        self.assertRegex(
+            first, r"^velhanet-league: standings and games at http://127\.0\.0\.1:\d+/standings$", errors.read_text()
+        )
+        port = int(first.rsplit(":", 1)[1].split("/")[0])
+        self.assertNotEqual(port, 0)
         seen: dict[str, set[str]] = {"playing": set(), "replayable": set()}
         site = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         site.request("GET", "/events")

@@ -134,18 +134,29 @@ def run(arguments: argparse.Namespace) -> int:
     store = Store(league.databasePath)
     for name in store.addPlayers(players):
         print(f"velhanet-league: {name} has a new version ({next(p.version for p in players if p.name == name)})")
-    client, local = cluster(arguments)
     site = None
+    live = arguments.web is not None
+    if live:
+        from velhanet.league.site import LeagueSite, SiteUnavailable
+
+        try:
+            site = LeagueSite(arguments.web, league, players)
+        except SiteUnavailable as error:
+            print(f"velhanet-league: {error}", file=sys.stderr)
+            return 1
+        print(f"velhanet-league: standings and games at {site.address}", flush=True)
+    try:
+        client, local = cluster(arguments)
+    except BaseException:
+        if site is not None:
+            site.stop()
+        raise
     try:
         say = lambda line: print(f"\nvelhanet-league: {line}", file=sys.stderr)  # noqa: E731
-        live = arguments.web is not None
         onFinished = None
-        if live:
-            from velhanet.league.site import LeagueSite
-
-            site = LeagueSite(arguments.web, league, players, client)
+        if site is not None:
+            site.follow(client)
             onFinished = site.finished
-            print(f"velhanet-league: standings and games at {site.address}", flush=True)
         workers = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
         where = arguments.scheduler or f"a LocalCluster on 127.0.0.1, {workers} worker(s)"
         print(f"velhanet-league: {league.name}: {len(players)} players, {league.format}, on {where}", flush=True)

@@ -69,10 +69,15 @@ class LeagueRoot(Root):
         self.putChild(b"standings.json", StandingsPage(league, players, asJsonToo=True))
 
 
-class LeagueSite:
-    """The site and its reactor thread; ``stop`` ends both."""
+class SiteUnavailable(Exception):
+    """``--web`` cannot listen (a port in use, a wrong endpoint): the message is one line for the user."""
 
-    def __init__(self, endpoint: str, league: League, players: list[Player], client: Any) -> None:
+
+class LeagueSite:
+    """The site and its reactor thread; ``stop`` ends both. Started before the cluster, so that a
+    ``--web`` that cannot listen is said at once; L{follow} then shows the cluster's running games."""
+
+    def __init__(self, endpoint: str, league: League, players: list[Player]) -> None:
         from twisted.internet import reactor as globalReactor
 
         reactor: Any = globalReactor  # whose interfaces mypy cannot see
@@ -84,7 +89,6 @@ class LeagueSite:
         site = Site(LeagueRoot(self.hub, league, players))
         site.displayTracebacks = False
         description = webEndpoint(endpoint)
-        self.address = f"http://127.0.0.1:{endpoint}/standings" if endpoint.isdigit() else description
         listening = threading.Event()
         failure: list[BaseException] = []
 
@@ -105,9 +109,17 @@ class LeagueSite:
         reactor.callWhenRunning(start)
         self.thread = threading.Thread(target=reactor.run, kwargs={"installSignalHandlers": False}, daemon=True)
         self.thread.start()
-        listening.wait(10)
+        if not listening.wait(10):
+            failure.append(TimeoutError("not listening after 10 s"))
         if failure:
-            raise OSError(f"--web {endpoint}: {failure[0]}")
+            self.stop()
+            raise SiteUnavailable(f"--web {endpoint}: {failure[0]}")
+        listeningOn = self.port.getHost().port
+        self.address = f"http://127.0.0.1:{listeningOn}/standings" if endpoint.isdigit() else description
+        """Where to look: with a bare port (0 too), the one it listens on."""
+
+    def follow(self, client: Any) -> None:
+        """Show the games the cluster's workers report as they run."""
         client.subscribe_topic(LIVE, lambda event: self.reactor.callFromThread(self.event, event[1]))
 
     def event(self, event: dict[str, Any]) -> None:
