@@ -14,7 +14,7 @@ from velhanet.velha import wire
 from velhanet.velha.interfaces import IDatagramReceiver, IDatagramSender, IMatchHost, IMatchLink, IPresenceListener
 from velhanet.velha.presence import ANNOUNCE_EVERY, ANSWER_WINDOW, Presence, PresenceCore, PresenceMachine
 from velhanet.velha.protocol import VelhaDatagramProtocol
-from velhanet.velha.roster import NICKS_PER_ADDRESS, Roster
+from velhanet.velha.roster import MAX_PLAYERS, NICKS_PER_ADDRESS, Roster
 
 from .velha_harness import BotRecorder, Datagram, FakeLan, Recorder
 
@@ -38,6 +38,28 @@ class RosterTests(SynchronousTestCase):
         self.assertEqual([e.nick for e in roster.expire(silentSince=8)], ["Ana"])
         self.assertIn("Bo", roster)
         self.assertEqual(roster.remove("bO").nick, "bo")  # type: ignore[union-attr]
+        self.assertEqual(len(roster), 0)
+
+    def test_theLimitsForgetTheLeastRecentlySeen(self) -> None:
+        roster = Roster()
+        nicks = [f"p{n}" for n in range(NICKS_PER_ADDRESS + 1)]
+        for time, nick in enumerate(nicks):
+            roster.seen(nick, "198.18.0.5", time)
+        roster.seen("p0", "198.18.0.5", 10)  # seen again: now the most recent
+        self.assertEqual([e.nick for e in roster.trim("198.18.0.5")], ["p1"])
+        self.assertEqual([e.nick for e in roster.byAddress("198.18.0.5")], [*nicks[2:], "p0"])
+        roster.seen("p2", "198.18.0.6", 11)  # moved to another address
+        self.assertEqual([e.nick for e in roster.byAddress("198.18.0.6")], ["p2"])
+        self.assertNotIn("p2", [e.nick for e in roster.byAddress("198.18.0.5")])
+        for n in range(MAX_PLAYERS):
+            roster.seen(f"q{n}", f"198.18.1.{n % 250}", 20 + n)
+        gone = roster.trim("198.18.1.0")  # five there: q0 goes; then the oldest three, wherever they are
+        self.assertEqual([e.nick for e in gone], ["q0", "p3", "p4", "p0"])
+        self.assertEqual(len(roster), MAX_PLAYERS)
+        self.assertIsNone(roster.remove("p3"))
+        self.assertEqual([e.nick for e in roster.expire(silentSince=20)], ["p2"])
+        self.assertEqual(roster.byAddress("198.18.0.6"), [])
+        self.assertEqual(len(roster.expire(silentSince=10**6)), MAX_PLAYERS - 1)
         self.assertEqual(len(roster), 0)
 
 
