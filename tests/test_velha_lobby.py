@@ -52,8 +52,8 @@ class RosterTests(SynchronousTestCase):
         self.assertEqual([e.nick for e in roster.byAddress("198.18.0.6")], ["p2"])
         self.assertNotIn("p2", [e.nick for e in roster.byAddress("198.18.0.5")])
         for n in range(MAX_PLAYERS):
-            roster.seen(f"q{n}", f"198.18.1.{n % 250}", 20 + n)
-        gone = roster.trim("198.18.1.0")  # five there: q0 goes; then the oldest three, wherever they are
+            roster.seen(f"q{n}", f"198.18.0.{10 + n % 240}", 20 + n)
+        gone = roster.trim("198.18.0.10")  # five there: q0 goes; then the oldest three, wherever they are
         self.assertEqual([e.nick for e in gone], ["q0", "p3", "p4", "p0"])
         self.assertEqual(len(roster), MAX_PLAYERS)
         self.assertIsNone(roster.remove("p3"))
