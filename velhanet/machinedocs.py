@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import importlib
 import inspect
@@ -61,12 +62,13 @@ class GraphvizMissing(Exception):
     """An SVG has to be drawn, and Graphviz's ``dot`` program is not installed."""
 
 
-def _assignedNames(module: Any) -> set[str]:
-    """The names a module's own top-level statements bind (not its imports)."""
+@functools.cache
+def _assignedNames(module: Any) -> frozenset[str]:
+    """The names a module's own top-level statements bind (not its imports); parsed once per module."""
     try:
         tree = ast.parse(inspect.getsource(module))
     except (OSError, TypeError):
-        return set()
+        return frozenset()
     names: set[str] = set()
     for node in tree.body:
         targets = (
@@ -76,7 +78,7 @@ def _assignedNames(module: Any) -> set[str]:
             for named in ast.walk(target):  # ``A = ...`` and ``A, b = ...`` alike
                 if isinstance(named, ast.Name):
                     names.add(named.id)
-    return names
+    return frozenset(names)
 
 
 def machines() -> dict[str, Any]:
@@ -84,9 +86,12 @@ def machines() -> dict[str, Any]:
     found: dict[str, Any] = {}
     for info in pkgutil.walk_packages(velhanet.__path__, PREFIX):
         module = importlib.import_module(info.name)
+        held = {name: value for name, value in vars(module).items() if isinstance(value, TypeMachine)}
+        if not held:
+            continue  # most modules hold none: no need to parse their source
         own = _assignedNames(module)
-        for name, value in vars(module).items():
-            if isinstance(value, TypeMachine) and name in own:
+        for name, value in held.items():
+            if name in own:
                 found[f"{info.name.removeprefix(PREFIX)}.{name}"] = value
     return found
 
