@@ -438,6 +438,8 @@ class RealGameTests(SynchronousTestCase):
         self.assertEqual(len(logs), 6)
         again = subprocess.run(command, cwd=ROOT, env=ENVIRONMENT, capture_output=True, text=True, timeout=600)
         self.assertIn("6 games counted", again.stdout)  # nothing played twice
+        self.assertIn("every game is played, no cluster started", again.stdout)
+        self.assertNotIn("LocalCluster", again.stdout)
         data = json.loads(leagueCommand("standings", root / "league.toml", "--format", "json"))
         self.assertEqual(sum(p["games"] for p in data["players"]), 12)
         self.assertEqual(data["players"][0]["name"], "greedy")

@@ -119,7 +119,7 @@ def localCluster(workers: int) -> tuple[Any, Any]:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    from velhanet.league.runner import Run, RunRefused
+    from velhanet.league.runner import Run, RunRefused, everyGamePlayed
     from velhanet.league.standings import asText, standingsOf
 
     league = loadLeague(Path(arguments.league))
@@ -134,6 +134,11 @@ def run(arguments: argparse.Namespace) -> int:
     store = Store(league.databasePath)
     for name in store.addPlayers(players):
         print(f"velhanet-league: {name} has a new version ({next(p.version for p in players if p.name == name)})")
+    if everyGamePlayed(league, players, store):  # run again after the end: no cluster to start and stop
+        print(f"velhanet-league: {league.name}: every game is played, no cluster started")
+        print(asText(standingsOf(store, players)))
+        print(f"database: {league.databasePath}; game logs: {league.logs}")
+        return 0
     site = None
     live = arguments.web is not None
     if live:

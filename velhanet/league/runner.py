@@ -106,6 +106,22 @@ A LocalCluster whose nannies could not start their workers again (a machine too 
 start in time), a cluster whose workers all left: the scheduler would hold the games for ever."""
 
 
+def plannedGames(league: League, players: list[Player], store: Store) -> list[Scheduled]:
+    """Every game the league plays (a sequential test: all the pairs it may need), each now in the database."""
+    if league.sprt is None:
+        games = schedule(league, players)
+    else:
+        games = list(sprtPairs(league, players, 0, league.sprt.maxPairs))
+    store.schedule(games)
+    return games
+
+
+def everyGamePlayed(league: League, players: list[Player], store: Store) -> bool:
+    """Nothing left for a cluster: every game of a round robin is in the database (a sequential test may
+    stop early, which only its run can tell)."""
+    return league.sprt is None and not store.pending(plannedGames(league, players, store))
+
+
 class Run:
     noWorkersGrace = NO_WORKERS_GRACE
     watchEvery = 1.0
@@ -170,11 +186,7 @@ class Run:
             for p in self.players
         }
         sprt = self.league.sprt
-        if sprt is None:
-            games = schedule(self.league, self.players)
-        else:
-            games = list(sprtPairs(self.league, self.players, 0, sprt.maxPairs))
-        self.store.schedule(games)
+        games = plannedGames(self.league, self.players, self.store)
         pending = self.store.pending(games)
         if sprt is not None and self.sprtDecided():
             pending = []  # decided in an earlier run
