@@ -1,6 +1,6 @@
 """The whole suite, longest tests first: what the README's command hands to trial's workers.
 
-    python -m twisted.trial -j4 tests.longestfirst
+    python -m twisted.trial -j8 tests.longestfirst
 
 Trial's workers take the next test of the suite whenever one is free, in the
 suite's order, which is alphabetical: the many conformance runs, which mostly
