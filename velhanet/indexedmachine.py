@@ -13,6 +13,16 @@ L{indexed} gives a built machine's automaton a table from (state, input) to
 the table does not hold goes to automat's own method, so an unhandled input
 behaves exactly as before (C{NoTransition}). The automaton is shared by every
 instance of the machine, so this is done once per machine, at import.
+
+The table also lets a machine let go of a state's data when it leaves that
+state for one without data. automat keeps the data of the last state that had
+some until another state's data replaces it, so a machine that ended in a
+state without data (``over``, ``finished``) still held its last timers; a
+fired C{DelayedCall} keeps its function, the machine's own input, so each
+finished room, handshake and match was a reference cycle, freed only at the
+cyclic collector's next full pass (``docs/performance.md``, *a semester's
+memory*). A transition into a state without data now first drops the data
+(the outputs of that transition still get it, as automat read it before).
 """
 
 from __future__ import annotations
@@ -21,17 +31,24 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from automat import TypeMachine
+from automat._typed import DataOutput
 
 Machine = TypeVar("Machine", bound=TypeMachine[Any, Any])
 
 
+def _letGoOfData(machine: Any, dataAtStart: object, *args: object, **kwargs: object) -> None:
+    """The first output of a transition into a state without data: the machine no longer holds the old data."""
+    machine.__automat_data__ = None
+
+
 def indexed(machine: Machine) -> Machine:
-    """``machine``, its transitions looked up in a dictionary (see the module's docstring)."""
+    """``machine``, its transitions looked up in a dictionary, letting go of data it no longer needs (see the
+    module's docstring)."""
     automaton = machine.__automat_automaton__
-    table: dict[tuple[object, object], tuple[object, Sequence[object]]] = {
-        (inState, symbol): (outState, tuple(outputs))
-        for inState, symbol, outState, outputs in automaton.allTransitions()
-    }
+    table: dict[tuple[object, object], tuple[object, Sequence[object]]] = {}
+    for inState, symbol, outState, outputs in automaton.allTransitions():
+        entersDataless = outState != inState and not any(isinstance(output, DataOutput) for output in outputs)
+        table[inState, symbol] = (outState, (_letGoOfData, *outputs) if entersDataless else tuple(outputs))
     scan = automaton.outputForInput
 
     def outputForInput(inState: object, inputSymbol: object) -> tuple[object, Sequence[object]]:

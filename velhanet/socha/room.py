@@ -284,7 +284,12 @@ class Room(typing.Protocol):
 
 
 class _OnItsWay:
-    """The data of a state where a packet or a move is on its way: timers, and the wish to hold after it."""
+    """The data of a state where a packet or a move is on its way: timers, and the wish to hold after it.
+
+    automat keeps a state's data after the machine left it for a state without data (``over``), and this data
+    refers to the machine (its timers call the machine's inputs): L{cancel} lets go of those references, so that
+    a finished room is freed at once, not left to the cyclic collector.
+    """
 
     hold: bool
     """The administrator paused the room: it holds after the coming move."""
@@ -304,11 +309,16 @@ class _Pending(_OnItsWay):
     def cancel(self) -> None:
         if self.call is not None and self.call.active():
             self.call.cancel()
+        self.call, self.then = None, _nothing
+
+
+def _nothing(hold: bool) -> None:
+    """A cancelled packet's continuation."""
 
 
 def _fire(pending: _Pending) -> None:
-    pending.call = None
-    pending.then(pending.hold)
+    then, pending.call, pending.then = pending.then, None, _nothing
+    then(pending.hold)
 
 
 def _afterGap(core: RoomCore, then: Callable[[bool], None], hold: bool) -> _Pending:
@@ -341,6 +351,7 @@ class _Request(_OnItsWay):
     def cancel(self) -> None:
         if self.hardTimer is not None and self.hardTimer.active():
             self.hardTimer.cancel()
+        self.hardTimer = None
 
 
 def _requestMove(inputs: Room, core: RoomCore, hold: bool) -> _Request:
@@ -553,6 +564,7 @@ def _buildRoom() -> tuple[TypeMachine[Room, RoomCore], Callable[[RoomCore], Room
 
     @awaitingMove.upon(Room._hardTimeout).to(over)
     def _hardTimeout(inputs: Room, core: RoomCore, request: _Request) -> None:
+        request.cancel()
         core.violation(request.slot.team, "hat innerhalb von 2 Sekunden nach Aufforderung keinen Zug gesendet.")
 
     for _onItsWay in (greeting, starting, announcing, awaitingMove):
