@@ -53,12 +53,18 @@ class FifoReader(FileDescriptor):
             self._fd = -1
 
 
+def _nothing() -> None:
+    """What a closed writer calls when it is lost again: nobody."""
+
+
 class FifoWriter(FileDescriptor):
     """Write to someone's FIFO without ever blocking the reactor.
 
     Small words are written at once; whatever the pipe cannot take now is
     buffered and written when it becomes writable (Twisted's usual write
-    buffering). A reader that went away (EPIPE) calls ``onLost``.
+    buffering). A reader that went away (EPIPE) calls ``onLost``, once: the
+    writer lets go of it then, so that its owner (which holds the writer) and
+    the writer do not keep each other alive after the FIFO is closed.
     """
 
     def __init__(self, fd: int, onLost: Callable[[], None], reactor: IReactorFDSet | None = None) -> None:
@@ -93,9 +99,10 @@ class FifoWriter(FileDescriptor):
         super().connectionLost(reason)
         os.close(self._fd)
         self._fd = -1
-        self._onLost()
+        onLost, self._onLost = self._onLost, _nothing
+        onLost()
 
     def discard(self) -> None:
         """Close without calling ``onLost``: the owner is leaving anyway."""
-        self._onLost = lambda: None
+        self._onLost = _nothing
         self.connectionLost(Failure(ConnectionDone("closed by its owner")))

@@ -64,10 +64,12 @@ class _Handshake:
         self.table.reported(self.nick, outcome, detail)
 
     def finished(self) -> None:
-        """Forget this handshake (only this one: a newer one may have the same nick)."""
+        """Forget this handshake (only this one: a newer one may have the same nick), and its machine: the
+        machine's core holds this link, so keeping the machine would be a cycle the collector must free."""
         table = self.table.tableOf(self)
         if table.get(self.nick.casefold()) is self:
             del table[self.nick.casefold()]
+        vars(self).pop("machine", None)
 
 
 @implementer(IInviterLink)

@@ -210,8 +210,9 @@ class MatchProtocol(Protocol):
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         cancelCall(self._closeCall)
         self._closeCall = None
-        if self.match is not None:
-            self.match.connectionLost(reason.getErrorMessage())
+        match, self.match = self.match, None  # the machine's core sends through us: no cycle once closed
+        if match is not None:
+            match.connectionLost(reason.getErrorMessage())
         self.host.matchClosed(self)
         self.whenClosed.callback(None)
 

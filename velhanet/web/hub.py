@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -207,7 +208,7 @@ class GameRecord:
         self.result, self.score = result, score
         self.stopBoard()
         if self.chess:  # a finished chess game can be stepped through, as a replayed one; drawn only when asked
-            self.boardAt = functools.lru_cache(maxsize=8)(self.chessBoardAt)
+            self.boardAt = functools.lru_cache(maxsize=8)(_stepsOf(weakref.ref(self)))
         # The final board is drawn only if someone asks: a server where nobody watches ends dozens of games a
         # second, and a chess board is 5 ms. ``render`` keeps the final position (the rooms' positions hold the
         # board or game, not the players), for at most L{GameHub.keepFinished} games.
@@ -216,6 +217,16 @@ class GameRecord:
             self._send(event("end", end))
         self.hub.changed(self)
         self.hub.finished(self)
+
+
+def _stepsOf(record: Callable[[], GameRecord | None]) -> Callable[[int], str]:
+    """A finished chess game's boards, through a weak reference: its record holds their cache, and the cache must
+    not hold the record (a forgotten game is freed at once, not at the cyclic collector's next pass)."""
+
+    def boardAt(moves: int) -> str:
+        return "" if (alive := record()) is None else alive.chessBoardAt(moves)
+
+    return boardAt
 
 
 class GameHub:

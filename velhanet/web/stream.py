@@ -74,12 +74,36 @@ class Stream:
         self._close()
 
     def drop(self) -> None:
+        request, abort = self.request, self.abort
         self._close()
-        self.request.unregisterProducer()
-        self.abort()
+        request.unregisterProducer()
+        abort()
 
     def _close(self) -> None:
+        """Closed: forgotten by the hub, and holding neither the request nor its connection any more (the request
+        holds this stream as its producer: keeping it would make each finished stream a reference cycle)."""
         if not self.closed:
             self.closed = True
             self.pending.clear()
             self.forget(self)
+            self.request, self.abort = _GONE, _nothing
+
+
+class _Gone:
+    """The request of a closed stream: nothing is written to it any more."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def registerProducer(self, producer: Any, streaming: bool) -> None:
+        pass
+
+    def unregisterProducer(self) -> None:
+        pass
+
+
+def _nothing() -> None:
+    """A closed stream's abort."""
+
+
+_GONE = _Gone()
