@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 from twisted.application.internet import StreamServerEndpointService
 from twisted.internet import endpoints
 from twisted.internet.error import CannotListenError
-from twisted.internet.interfaces import IProtocolFactory
+from twisted.internet.interfaces import IListeningPort, IProtocolFactory
 from twisted.logger import Logger
 from twisted.python import usage
 
@@ -148,11 +148,20 @@ class ListeningService(StreamServerEndpointService):
         self.description = description
         self.report = report
 
+    port: IListeningPort | None = None
+    """The port it listens on, once it does (for ``tcp:0``, the one the system chose)."""
+
     def privilegedStartService(self) -> None:
         try:
             super().privilegedStartService()
         except CannotListenError as error:
             self.report.cannotStart(f"cannot listen on {self.description} ({listenReason(error)})")
+        if self._waitingForPort is not None:
+            self._waitingForPort.addCallback(self._listening)
+
+    def _listening(self, port: IListeningPort) -> IListeningPort:
+        self.port = port
+        return port
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -1,0 +1,89 @@
+"""The soak's short version: every long-running service keeps nothing per finished game.
+
+Each test runs ``python -m benchmarks.soak --inside`` for one service, in a process of its own (as a
+server runs: nothing of trial's in it, whose ``-j`` workers keep every log line until the test ends):
+the service as ``twistd`` builds it, ``benchmarks/soak_load.py``'s clients beside it, a warm-up round, a
+reference round, three measured rounds (``benchmarks/soak_inside.py`` says how it looks). The test
+asserts what it saw:
+
+- every round played games, and nothing went wrong (no game or client that did not end in time);
+- the process's descriptors came back after every round;
+- none of the service's objects waited for the cyclic collector (each finished game, connection,
+  handshake, stream is freed at once, by reference counting);
+- what was allocated from the reference round on and is still alive at the end stays under
+  L{BYTES_PER_GAME} a game of the measured rounds, plus L{SLACK} for what a process keeps whatever it
+  does (dictionaries that grew a size, the reactor's heap of cancelled timers): a leak of a kilobyte a
+  game fails (shown by hand, with a kilobyte kept per finished game in each service's room).
+
+``benchmarks/soak.py`` without ``--inside`` is the long version, against a ``twistd`` process, in resident
+memory (``docs/performance.md``, *a semester's memory*).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, inlineCallbacks
+from twisted.internet.utils import getProcessOutputAndValue
+from twisted.trial.unittest import TestCase
+
+from .processes import ROOT
+
+BYTES_PER_GAME = 512
+SLACK = 24 * 1024
+
+
+class SoakTests(TestCase):
+    timeout = 240
+
+    @inlineCallbacks
+    def soak(self, service: str, seconds: float, games: int, churn: int) -> Any:
+        arguments = ["--inside", "--json", "--only", service, "--rounds", "3"]
+        arguments += ["--seconds", str(seconds), "--games", str(games), "--churn", str(churn)]
+        out, err, code = yield getProcessOutputAndValue(
+            sys.executable,
+            ["-m", "benchmarks.soak", *arguments],
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            path=str(ROOT),
+            reactor=reactor,
+        )
+        self.assertEqual(code, 0, err.decode("utf-8", "replace"))
+        found = json.loads(out.decode("utf-8").strip().splitlines()[-1])
+        self.assertEqual(found["problems"], [])
+        self.assertTrue(all(played > 0 for played, _ in found["rounds"]), found["rounds"])
+        self.assertEqual(found["descriptors"], [], "descriptors still open after a round")
+        self.assertEqual(found["cycles"], {}, "the service's objects left to the cyclic collector")
+        bound = BYTES_PER_GAME * found["games"] + SLACK
+        self.assertLessEqual(
+            found["grown"],
+            bound,
+            f"{found['grown']} bytes kept over {found['games']} games (bound {bound}); allocated by:\n"
+            + "\n".join(found["top"]),
+        )
+        return found
+
+    def test_socha(self) -> Deferred[Any]:
+        """Piranhas games played to their end, and clients that vanish in the waiting room, mid-game and mid-move."""
+        return self.soak("socha", seconds=3, games=40, churn=30)
+
+    def test_gambit(self) -> Deferred[Any]:
+        """Games of 30 plies; pairs where one resets mid-game, half messages, lone CREATEs."""
+        return self.soak("gambit", seconds=2, games=10, churn=30)
+
+    def test_web(self) -> Deferred[Any]:
+        """gambit-server --web: its games, and spectators of the list, the pages, the streams and boards coming
+        and going (by closing or by a reset)."""
+        return self.soak("web", seconds=2, games=10, churn=40)
+
+    def test_velha(self) -> Deferred[Any]:
+        """A peer invited to one best-of-5 after another while datagrams from thousands of nicks arrive (both
+        peers are velhanet's, and both are counted)."""
+        return self.soak("velha", seconds=8, games=1, churn=1000)
+
+    def test_gobang(self) -> Deferred[Any]:
+        """Client processes that play game after game, players killed mid-game, kibitzers, words from no game."""
+        return self.soak("gobang", seconds=3, games=3, churn=8)
