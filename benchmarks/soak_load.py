@@ -581,6 +581,7 @@ class GobangLoad:
 
         def stray(index: int) -> None:
             """A word from a pid in no game (logged and dropped by the server)."""
+            count.churned += 1
             word = ClientWord(self.rng.randrange(1, 1 << 16), ClientOp.MOVE, 3, 4)
             server = os.path.join(self.directory, f"gbs.{self.serverPid}")
             descriptor = os.open(server, os.O_WRONLY | os.O_NONBLOCK)

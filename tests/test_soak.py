@@ -21,20 +21,45 @@ memory (``docs/performance.md``, *a semester's memory*).
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import sys
 from typing import Any
 
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, inlineCallbacks
-from twisted.internet.utils import getProcessOutputAndValue
+from twisted.internet.error import ProcessExitedAlready
+from twisted.internet.protocol import ProcessProtocol
+from twisted.python.failure import Failure
 from twisted.trial.unittest import TestCase
 
-from .processes import ROOT
+from .processes import ENVIRONMENT, ROOT
 
 BYTES_PER_GAME = 512
 SLACK = 24 * 1024
+
+
+class Soak(ProcessProtocol):
+    """The soak's process: its output, its exit status; killed by the test's cleanup if it still runs."""
+
+    def __init__(self) -> None:
+        self.out, self.err = b"", b""
+        self.ended: Deferred[int] = Deferred()
+
+    def outReceived(self, data: bytes) -> None:
+        self.out += data
+
+    def errReceived(self, data: bytes) -> None:
+        self.err += data
+
+    def processEnded(self, reason: Failure) -> None:
+        code = getattr(reason.value, "exitCode", None)
+        self.ended.callback(-1 if code is None else code)  # None: ended by a signal
+
+    def kill(self) -> None:
+        if not self.ended.called and self.transport is not None:
+            with contextlib.suppress(ProcessExitedAlready):
+                self.transport.signalProcess("KILL")
 
 
 class SoakTests(TestCase):
@@ -44,15 +69,13 @@ class SoakTests(TestCase):
     def soak(self, service: str, seconds: float, games: int, churn: int) -> Any:
         arguments = ["--inside", "--json", "--only", service, "--rounds", "3"]
         arguments += ["--seconds", str(seconds), "--games", str(games), "--churn", str(churn)]
-        out, err, code = yield getProcessOutputAndValue(
-            sys.executable,
-            ["-m", "benchmarks.soak", *arguments],
-            env=dict(os.environ, PYTHONPATH=str(ROOT)),
-            path=str(ROOT),
-            reactor=reactor,
-        )
-        self.assertEqual(code, 0, err.decode("utf-8", "replace"))
-        found = json.loads(out.decode("utf-8").strip().splitlines()[-1])
+        soak = Soak()
+        command = [sys.executable, "-m", "benchmarks.soak", *arguments]
+        reactor.spawnProcess(soak, command[0], command, env=ENVIRONMENT, path=str(ROOT))
+        self.addCleanup(soak.kill)
+        code = yield soak.ended
+        self.assertEqual(code, 0, soak.err.decode("utf-8", "replace"))
+        found = json.loads(soak.out.decode("utf-8").strip().splitlines()[-1])
         self.assertEqual(found["problems"], [])
         self.assertTrue(all(played > 0 for played, _ in found["rounds"]), found["rounds"])
         self.assertEqual(found["descriptors"], [], "descriptors still open after a round")
