@@ -2,8 +2,8 @@
 
 One class per service, all on Twisted and all driven the same way (``round(seconds, games, churn)``),
 so that the same clients run against a server process (``benchmarks/soak.py``, which reads the
-process's memory from ``/proc``) and against a service in a test's own reactor (``tests/test_soak.py``,
-which counts what the process keeps with ``tracemalloc``).
+process's memory from ``/proc``) and against the service in their own process
+(``benchmarks/soak_inside.py``, which counts what the process keeps; ``tests/test_soak.py`` runs it).
 
 - **Load**: ``games`` games at once, each played to its end, a new one started as each ends, until
   ``seconds`` are over; then the running games finish.
@@ -34,6 +34,7 @@ import chess
 from twisted.internet.defer import Deferred, DeferredList, ensureDeferred, gatherResults
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.protocol import DatagramProtocol, ProcessProtocol, Protocol
+from twisted.internet.task import deferLater
 from twisted.python.failure import Failure
 
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
@@ -64,9 +65,7 @@ class RoundCount:
 
 
 def sleep(reactor: Any, seconds: float) -> Deferred[None]:
-    done: Deferred[None] = Deferred()
-    reactor.callLater(seconds, done.callback, None)
-    return done
+    return deferLater(reactor, seconds)
 
 
 async def limited(reactor: Any, waiting: Deferred[Any], what: str, count: RoundCount) -> bool:
