@@ -44,7 +44,17 @@ from benchmarks.soak_inside import (
     started,
     velhaOptions,
 )
-from benchmarks.soak_load import GambitLoad, GobangLoad, RoundCount, SochaLoad, SpectatorLoad, VelhaLoad, sleep
+from benchmarks.soak_load import (
+    PIRANHAS_GAME,
+    TICTACTOE_GAME,
+    GambitLoad,
+    GobangLoad,
+    RoundCount,
+    SochaLoad,
+    SpectatorLoad,
+    VelhaLoad,
+    sleep,
+)
 
 SERVICES = ("socha", "gambit", "gobang", "velha", "web")
 
@@ -79,7 +89,7 @@ def tcpListening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-async def startService(reactor: Any, name: str, work: Path) -> tuple[ServerProcess, Any, Any]:
+async def startService(reactor: Any, name: str, work: Path, sochaGame: str) -> tuple[ServerProcess, Any, Any]:
     """The server process, the load that drives it, and what to stop afterwards (or None)."""
     if name in ("socha", "gambit", "web"):
         port = freePort()
@@ -92,7 +102,7 @@ async def startService(reactor: Any, name: str, work: Path) -> tuple[ServerProce
         server.start()
         await until(reactor, lambda: tcpListening(port) and (webPort is None or tcpListening(webPort)), 30, name)
         if name == "socha":
-            return server, SochaLoad(reactor, port), None
+            return server, SochaLoad(reactor, port, gameType=sochaGame), None
         games = GambitLoad(reactor, port)
         return server, (SpectatorLoad(reactor, games, webPort) if webPort is not None else games), None
     if name == "gobang":
@@ -132,7 +142,7 @@ def freeUdpPort(*addresses: str) -> int:
 async def soak(reactor: Any, name: str, arguments: argparse.Namespace, out: Any) -> list[Reading]:
     with tempfile.TemporaryDirectory(prefix=f"velhanet-soak-{name}-") as directory:
         work = Path(directory)
-        server, load, inviter = await startService(reactor, name, work)
+        server, load, inviter = await startService(reactor, name, work, arguments.socha_game)
         readings: list[Reading] = []
         try:
             rss, fds = server.measure()
@@ -193,6 +203,13 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         "(benchmarks/soak_inside.py) instead of a server process's resident memory",
     )
     parser.add_argument("--json", action="store_true", help="with --inside: one JSON object per service")
+    parser.add_argument(
+        "--socha-game",
+        default=PIRANHAS_GAME,
+        choices=(PIRANHAS_GAME, TICTACTOE_GAME),
+        help="socha: the game the players play (default: %(default)s, the real players' game; "
+        f"{TICTACTOE_GAME} is the same protocol at a tenth of the cost a game)",
+    )
     arguments = parser.parse_args(argv)
     arguments.services = [name.strip() for name in arguments.only.split(",") if name.strip()]
     unknown = set(arguments.services) - set(SERVICES)
@@ -235,8 +252,9 @@ async def insideOnce(reactor: Any, name: str, arguments: argparse.Namespace) -> 
             globalLogBeginner.beginLoggingTo([], discardBuffer=True, redirectStandardIO=False)
             try:
                 return await measureInside(
-                    reactor, name, arguments.rounds, arguments.seconds, arguments.games, arguments.churn, work
-                )
+                    reactor, name, arguments.rounds, arguments.seconds, arguments.games, arguments.churn, work,
+                    arguments.socha_game,
+                )  # fmt: skip
             finally:
                 globalLogPublisher.removeObserver(observer)
 
@@ -250,7 +268,7 @@ def inside(result: InsideResult, asJson: bool, out: Any) -> None:
         f"{result.service} inside: rounds (games, churned) {result.rounds}; kept {result.grown} bytes over "
         f"{result.games} games ({perGame:.0f} a game); cycles {result.cycles or 'none'}; "
         f"descriptors {'back' if not result.descriptors else result.descriptors}; "
-        f"problems {result.problems or 'none'}",
+        f"problems {result.problems or 'none'}; ran {result.ran:.1f} s, waited {result.waited:.1f} s for a processor",
         out,
     )
     for top in result.top:

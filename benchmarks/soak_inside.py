@@ -12,7 +12,10 @@ closed too, it may leave what a process opens once, a pipe of the reactor's). Th
   did not free, and that waited for the cyclic collector's next full pass;
 - **memory kept**: ``tracemalloc`` counts, from the reference round on, what was allocated and is still alive
   after the last round (after a full collection), and which lines allocated most of it;
-- **problems**: a game or client that did not end in time, a client that could not connect.
+- **problems**: a game or client that did not end in time, a client that could not connect; beside them, how
+  long the process ran and how long it waited for a processor (``/proc/self/task/*/schedstat``): the service
+  and all its clients share one process, and on a busy machine a game that did not end in time is told from
+  a game that hung by that wait.
 
 The clients are in the same process, so what they kept would count too: they keep nothing per game. The process
 logs to a file, as ``twistd`` does (a process that logs nowhere keeps its first 65,536 events in memory).
@@ -32,7 +35,17 @@ from typing import Any
 
 from twisted.internet.defer import maybeDeferred
 
-from benchmarks.soak_load import GambitLoad, GobangLoad, RoundCount, SochaLoad, SpectatorLoad, VelhaLoad, sleep
+from benchmarks.soak_load import (
+    PIRANHAS_GAME,
+    GambitLoad,
+    GobangLoad,
+    RoundCount,
+    SochaLoad,
+    SpectatorLoad,
+    VelhaLoad,
+    sleep,
+)
+from velhanet.sandbox.monitor import treeSchedule
 
 VELHA_SOAKED, VELHA_INVITER = "127.0.0.71", "127.0.0.72"
 VELHA_STORM = [f"127.0.0.{last}" for last in range(73, 80)]
@@ -85,6 +98,11 @@ class InsideResult:
     descriptors: list[str] = field(default_factory=list)
     """Descriptors still open after a round beyond those after the warm-up (empty: all were back)."""
     problems: list[str] = field(default_factory=list)
+    ran: float = 0.0
+    """Seconds this process ran on a processor, from the warm-up to the end."""
+    waited: float = 0.0
+    """Seconds its threads were ready to run and waited for a processor (a busy machine: a game that does
+    not end in time then says why)."""
 
 
 def started(reactor: Any, plugin: str, *arguments: str) -> Any:
@@ -114,7 +132,9 @@ def listeningPort(service: Any, site: bool = False) -> int:
     raise RuntimeError("the service listens nowhere")
 
 
-async def startInside(reactor: Any, name: str, work: Path) -> tuple[Any, list[Callable[[], object]]]:
+async def startInside(
+    reactor: Any, name: str, work: Path, sochaGame: str = PIRANHAS_GAME
+) -> tuple[Any, list[Callable[[], object]]]:
     """The service of ``name`` in this process, the load that drives it, and what to stop afterwards."""
     loopback = "tcp:0:interface=127.0.0.1"
     if name in ("socha", "gambit", "web"):
@@ -122,7 +142,7 @@ async def startInside(reactor: Any, name: str, work: Path) -> tuple[Any, list[Ca
         service = started(reactor, family, "--listen", loopback, *(["--web", "0"] if name == "web" else []))
         port = listeningPort(service)
         if name == "socha":
-            return SochaLoad(reactor, port), [service.stopService]
+            return SochaLoad(reactor, port, gameType=sochaGame), [service.stopService]
         games = GambitLoad(reactor, port)
         if name == "web":
             return SpectatorLoad(reactor, games, listeningPort(service, site=True)), [service.stopService]
@@ -198,11 +218,12 @@ async def settled(reactor: Any, closed: Callable[[list[str]], bool], reference: 
 
 
 async def measureInside(
-    reactor: Any, name: str, rounds: int, seconds: float, games: int, churn: int, work: Path
+    reactor: Any, name: str, rounds: int, seconds: float, games: int, churn: int, work: Path,
+    sochaGame: str = PIRANHAS_GAME,
 ) -> InsideResult:
     """Warm-up, reference round, ``rounds`` measured rounds of the service ``name`` in this process."""
     result = InsideResult(name)
-    load, stops = await startInside(reactor, name, work)
+    load, stops = await startInside(reactor, name, work, sochaGame)
     after: list[str] = []
 
     async def round() -> RoundCount:
@@ -216,6 +237,7 @@ async def measureInside(
     def sockets(descriptors: list[str]) -> int:
         return sum(descriptor.startswith("socket:") for descriptor in descriptors)
 
+    ranBefore, waitedBefore = treeSchedule(os.getpid())
     try:
         before = openDescriptors()
         warmed = 0
@@ -252,6 +274,8 @@ async def measureInside(
         result.grown = sum(stat.size_diff for stat in last.compare_to(reference, "filename"))
         result.top = [str(stat) for stat in last.compare_to(reference, "lineno")[:8]]
     finally:
+        ranAfter, waitedAfter = treeSchedule(os.getpid())
+        result.ran, result.waited = ranAfter - ranBefore, waitedAfter - waitedBefore
         for stop in stops:
             await maybeDeferred(stop)
     return result

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.etree.ElementTree import Element
 
 import chess
 from twisted.internet.defer import Deferred, DeferredList, ensureDeferred, gatherResults
@@ -40,6 +41,7 @@ from twisted.python.failure import Failure
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.gobang.wire import ClientOp, ClientWord, byteOrder, encodeClient
 from velhanet.socha.player import BotPlayer
+from velhanet.socha.wire import XmlStreamReader
 from velhanet.velha import wire as velhaWire
 
 GAME_LIMIT = 60.0
@@ -153,14 +155,14 @@ class SochaChurner(Client):
     One that nobody was paired with vanishes after L{CHURN_PATIENCE} all the same (from the waiting room).
     """
 
-    def __init__(self, reactor: Any, mode: int) -> None:
+    def __init__(self, reactor: Any, mode: int, gameType: str) -> None:
         super().__init__()
-        self.mode = mode % 3
+        self.mode, self.gameType = mode % 3, gameType
         self.patience = reactor.callLater(CHURN_PATIENCE, self.vanish)
 
     def connectionMade(self) -> None:
         assert self.transport is not None
-        self.transport.write(b"<protocol><join/>\n")
+        self.transport.write(f'<protocol><join gameType="{self.gameType}"/>\n'.encode())
 
     VANISH_ON = ((b"<joined",), (b"memento", b"<left"), (b"moveRequest", b"<left"))
     """Per mode, what it vanishes at: its joined, the game's first memento, its first move request."""
@@ -178,19 +180,73 @@ class SochaChurner(Client):
         super().connectionLost(reason)
 
 
-class SochaLoad:
-    """Piranhas games between velhanet's random players, and churners that join and vanish."""
+class TicTacToePlayer(Client):
+    """A ``velhanet_tictactoe`` player: a random empty field of the last memento at each moveRequest.
 
-    def __init__(self, reactor: Any, port: int, host: str = "127.0.0.1") -> None:
-        self.reactor, self.port, self.host = reactor, port, host
+    The same protocol as a Piranhas player (join, welcome, mementos, requests, result, left) at a
+    tenth of the cost per game: the suite's soak plays these.
+    """
+
+    def __init__(self, rng: random.Random) -> None:
+        super().__init__()
+        self.rng = rng
+        self.reader = XmlStreamReader()
+        self.roomId = ""
+        self.empty: list[tuple[int, int]] = []
+        self.result: Element | None = None
+        self.done = self.closed
+
+    def connectionMade(self) -> None:
+        assert self.transport is not None
+        self.transport.write(f'<protocol><join gameType="{TICTACTOE_GAME}"/>\n'.encode())
+
+    def dataReceived(self, data: bytes) -> None:
+        assert self.transport is not None
+        for message in self.reader.feed(data):
+            if message.tag == "joined":
+                self.roomId = message.get("roomId", "")
+            elif message.tag == "left":
+                self.transport.loseConnection()
+            elif message.tag == "room" and (found := message.find("data")) is not None:
+                kind = found.get("class")
+                if kind == "memento":
+                    self.empty = [
+                        (x, y)
+                        for y, row in enumerate(found.iterfind("state/board/row"))
+                        for x, field in enumerate(row)
+                        if field.text == "EMPTY"
+                    ]
+                elif kind == "result":
+                    self.result = found
+                elif kind == "moveRequest" and self.empty:
+                    x, y = self.rng.choice(self.empty)
+                    move = f'<room roomId="{self.roomId}"><data class="move"><place x="{x}" y="{y}"/></data></room>'
+                    self.transport.write(move.encode())
+
+
+TICTACTOE_GAME = "velhanet_tictactoe"
+PIRANHAS_GAME = "swc_2026_piranhas"
+
+
+class SochaLoad:
+    """Games between velhanet's random players (Piranhas, or ``velhanet_tictactoe``), and churners that join
+    and vanish (in the same game type)."""
+
+    def __init__(self, reactor: Any, port: int, host: str = "127.0.0.1", gameType: str = PIRANHAS_GAME) -> None:
+        self.reactor, self.port, self.host, self.gameType = reactor, port, host, gameType
         self.rng = random.Random(4)
+
+    def player(self) -> BotPlayer | TicTacToePlayer:
+        if self.gameType == TICTACTOE_GAME:
+            return TicTacToePlayer(random.Random(self.rng.randrange(1 << 30)))
+        return BotPlayer(seed=self.rng.randrange(1 << 30))
 
     async def round(self, seconds: float, games: int, churn: int) -> RoundCount:
         count = RoundCount()
         results: set[str] = set()
 
         async def game(index: int) -> None:
-            players = [BotPlayer(seed=self.rng.randrange(1 << 30)) for _ in range(2)]
+            players = [self.player() for _ in range(2)]
             for player in players:
                 if not await connected(self.reactor, self.host, self.port, player, count):
                     return
@@ -203,7 +259,7 @@ class SochaLoad:
                     results.add(player.roomId)
 
         async def churner(index: int) -> None:
-            client = SochaChurner(self.reactor, index)
+            client = SochaChurner(self.reactor, index, self.gameType)
             if await connected(self.reactor, self.host, self.port, client, count):
                 count.churned += 1
                 if not await limited(self.reactor, client.closed, "a churning socha client", count):
@@ -504,10 +560,16 @@ class VelhaLoad:
                     await sleep(self.reactor, seconds * 20 / max(churn, 1))
 
         storming = ensureDeferred(storm())
+        lastHello = 0.0
         while self.reactor.seconds() < deadline:
             if self.idle():
                 why = self.peer.invite(self.target)
-                if why is not None and "not online" not in why:
+                if why is not None and "not online" in why and self.reactor.seconds() - lastHello > 0.5:
+                    # Dropped from the roster (a probe unanswered in time on a busy machine): say hello
+                    # again, as a peer does when it starts, and the answer brings it back.
+                    self.peer.datagrams.send(velhaWire.Hello(self.peer.nick), self.targetAddress[0])
+                    lastHello = self.reactor.seconds()
+                elif why is not None and "not online" not in why:
                     count.problem(f"cannot invite {self.target}: {why}")
             await sleep(self.reactor, 0.01)  # a series takes a tenth of a second: look often
         while not self.idle() and self.reactor.seconds() < deadline + GAME_LIMIT:
