@@ -9,6 +9,7 @@ Everything runs as separate processes, as a teacher would run it: the target and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -21,6 +22,7 @@ from xml.etree.ElementTree import fromstring
 
 from twisted.trial.unittest import SynchronousTestCase
 
+from tests.chromium import CHROMIUM, Chromium
 from tests.processes import ENVIRONMENT, PYTHON, ROOT, Child, freePort, twistd
 
 
@@ -336,7 +338,9 @@ class VelhaChecks(ConformanceRuns):
     def checkPeer(self, target: str, local: str, local2: str, port: str, *more: str) -> tuple[int, Any, str]:
         # the same options as the peer's: its pace, and half a second of grace on the clock both scale
         fast = ("--move-delay", "0.02", "--start-grace", str(0.5 / TIME_SCALE), "--time-scale", str(TIME_SCALE))
-        return self.check("--target", target, "--local", local, "--local2", local2, "--port", port, *fast, *more)
+        local3 = target.rsplit(".", 1)[0] + ".4"
+        addresses = ("--local", local, "--local2", local2, "--local3", local3)
+        return self.check("--target", target, *addresses, "--port", port, *fast, *more)
 
     def test_velhanetPeerPasses(self) -> None:
         target, local, local2, port = self.addresses(0)
@@ -358,6 +362,54 @@ class VelhaChecks(ConformanceRuns):
         self.assertOnly(*self.checkPeer(target, local, local2, port), anchor, status)
 
     locals().update(faultTests(VELHA_FAULTS))
+
+    def studentsPeer(self, fault: str, index: int, *more: str) -> tuple[dict[str, dict[str, Any]], str, str]:
+        """A stand-in of a real student's peer (``tests/broken/velha_peer.py``): its verdicts by rule id."""
+        target, local, local2, port = self.addresses(index)
+        peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, fault, port, str(TIME_SCALE)]
+        self.start(peer, firstLine=True)
+        code, data, text = self.checkPeer(target, local, local2, port, *more)
+        return {rule["id"]: rule for rule in data["rules"]}, text, target.rsplit(".", 1)[0] + ".4"
+
+    def test_wrongLengthFieldIsShownNotNothing(self) -> None:
+        """A peer whose MSG02 and MSG05 count only the body in the length field: the report says what came
+        and why it is malformed, never "nothing"."""
+        rules, text, _ = self.studentsPeer("wrong-length-field", 21)
+        self.assertEqual(rules["velha-hello"]["status"], "FAIL", text)
+        self.assertIn(
+            "got only malformed datagrams: received '02006Faulty': header says 6 characters but the message has 11",
+            rules["velha-hello"]["reason"],
+        )
+        self.assertEqual(rules["velha-invite"]["status"], "FAIL", text)
+        self.assertRegex(rules["velha-invite"]["observed"], r"received '05012Faulty\|\d+': header says 12 characters")
+        received = [line for line in rules["velha-invite"]["exchange"] if line["kind"] == "received"]
+        self.assertTrue(any(line["raw"].startswith("05012Faulty|") for line in received), received)
+        self.assertNotIn("got nothing", text)
+
+    def test_peerThatMissesAShortDatagramIsNotStopped(self) -> None:
+        """A peer that reads a datagram shorter than the one before with stale bytes: it misses one MSG01
+        and answers the next. It is not "stopped": no rule is NOT RUN for it; the rule it breaks FAILs and
+        says that a MSG01 right after was answered."""
+        rules, text, _ = self.studentsPeer("stale-buffer", 22)
+        self.assertNotIn("the target stopped", text)
+        self.assertEqual([rule for rule, found in rules.items() if found["status"] == "NOT RUN"], [], text)
+        failed = [rule for rule, found in rules.items() if found["status"] == "FAIL"]
+        self.assertTrue(failed, text)
+        for rule in failed:
+            self.assertIn("was answered", rules[rule]["reason"], text)
+
+    def test_notInvitingWhenRequiredFails(self) -> None:
+        """``--expect-invite`` (velhanet-grade requires it of every program): a peer that never invites
+        ``vinvite`` FAILs that rule; vinvite is announced from an address of its own."""
+        rules, text, vinvite = self.studentsPeer("never-invites", 23, "--expect-invite")
+        inviter = rules["velha-series-inviter"]
+        self.assertEqual(inviter["status"], "FAIL", text)
+        self.assertIn("the program must invite vinvite", inviter["reason"])
+        sent = [line for line in inviter["exchange"] if line["kind"] == "sent" and "vinvite" in line["raw"]]
+        self.assertEqual([(line["channel"], line["raw"]) for line in sent], [(f"udp {vinvite}", "01012vinvite"),
+                         (f"udp {vinvite}", "02012vinvite")])  # fmt: skip
+        others = {rule: found["status"] for rule, found in rules.items() if rule != "velha-series-inviter"}
+        self.assertEqual(set(others.values()), {"PASS"}, text)
 
     def test_nobodyListeningCannotBeTested(self) -> None:
         target, local, local2, port = self.addresses(20)
@@ -407,22 +459,72 @@ class GradeFolderTests(ConformanceRuns):
         self.assertEqual(
             sorted(p.name for p in out.iterdir()),
             sorted(
-                [f"{s}.{e}" for s in ("ana", "bo", "cy", "dan") for e in ("json", "xml")]
+                [f"{s}.{e}" for s in ("ana", "bo", "cy", "dan") for e in ("json", "xml", "html")]
                 + [f"{s}.log" for s in ("ana", "bo", "cy")]
+                + ["index.html"]
             ),
         )
         self.assertIn("no-such-server: not found", (out / "cy.log").read_text())
+        again = next(rule["reproduce"] for rule in bo["rules"] if rule["id"] == "gambit-join-unknown")
+        self.assertEqual(
+            again,
+            f"velhanet-grade gambit {folder} --student bo --out {out}-again --only gambit-join-unknown",
+        )
+        self.assertIn("no-such-server: not found", (out / "cy.html").read_text(), "the program's output, on its page")
+        self.classMatrixInABrowser(out)
+
+    def classMatrixInABrowser(self, out: Path) -> None:
+        """The matrix: a row per student, bo's one FAIL in red, its link opens bo's page at that rule."""
+        if CHROMIUM is None:
+            return  # the files were checked above; the page in a browser needs Chromium (CI installs it)
+        page = Chromium(self).open((out / "index.html").as_uri())
+        students = page.waitFor(
+            "document.querySelectorAll('tbody tr').length === 4",
+            "[...document.querySelectorAll('tbody th.student')].map((th) => th.textContent)",
+        )
+        self.assertEqual(students, ["ana", "bo", "cy", "dan"])
+        failed = page.evaluate("[...document.querySelectorAll('tbody td.fail a')].map((a) => a.getAttribute('href'))")
+        self.assertEqual(failed, ["bo.html#gambit-join-unknown"])
+        counts = page.evaluate("[...document.querySelectorAll('tfoot td.count')].map((td) => td.textContent)")
+        self.assertIn("1/4", counts, "join-unknown: only ana passes it")
+        self.assertIn("2/4", counts)
+        page.evaluate("document.querySelector('tbody td.fail a').click()")
+        shown: Any = None
+        for _ in range(200):  # the click navigates: ask the new document until it is there
+            with contextlib.suppress(AssertionError):  # the old document's context went away mid-question
+                shown = page.evaluate(
+                    "location.pathname.endsWith('/bo.html') && document.readyState === 'complete'"
+                    " ? [location.hash, document.querySelector(':target .verdict').textContent] : null",
+                    seconds=5,
+                )
+            if shown:
+                break
+        self.assertEqual(shown, ["#gambit-join-unknown", "FAIL"])
 
 
 class OnlyTests(SynchronousTestCase):
-    """``--only`` finds a check by the anchor the report prints, or by its name, in any case."""
+    """``--only`` takes rule ids exactly: the command printed under a FAIL runs that one check."""
 
-    def test_anchorOrNameAnyCase(self) -> None:
+    def test_exactIds(self) -> None:
         from velhanet.conformance.runner import checksOf, ruleOf, selected
 
         checks = [(test.id(), ruleOf(test)[1]) for test in checksOf("gambit")]
-        bySplit = [testId for testId, anchor in checks if selected("gambit-split", testId, anchor)]
-        self.assertEqual(len(bySplit), 1)
-        self.assertEqual([t for t, a in checks if selected("GAMBIT-SPLIT", t, a)], bySplit)
-        self.assertEqual([t for t, a in checks if selected(bySplit[0].rsplit(".", 1)[-1].lower(), t, a)], bySplit)
-        self.assertEqual([t for t, a in checks if selected("no-such-rule", t, a)], [])
+        self.assertEqual([a for t, a in checks if selected("gambit-join", t, a)], ["gambit-join"])
+        self.assertEqual(
+            sorted(a for t, a in checks if selected("gambit-split, gambit-end", t, a)), ["gambit-end", "gambit-split"]
+        )
+        self.assertEqual([a for t, a in checks if selected("split", t, a)], [])
+
+    def test_unknownIdIsAUsageError(self) -> None:
+        result = subprocess.run(
+            [PYTHON, "-m", "velhanet.conformance.report", "gambit", "--only", "gambit-joi"],
+            cwd=ROOT,
+            env=ENVIRONMENT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(
+            "--only gambit-joi: no such rule of gambit; its rules: gambit-back-to-back, gambit-create", result.stderr
+        )

@@ -138,7 +138,51 @@ def readerDiesOnJunk() -> None:
     MatchProtocol.dataReceived = dataReceived  # type: ignore[method-assign]
 
 
+def wrongLengthField() -> None:
+    """As a student's peer: MSG02 and MSG05 whose length field counts only the body (``02005ana``)."""
+    original = VelhaDatagramProtocol.send
+
+    def send(self: VelhaDatagramProtocol, message: wire.DatagramMessage, host: str) -> None:
+        if isinstance(message, wire.HelloReply | wire.InviteAnswer):
+            body = message.body()
+            self.write(f"{message.ID:02d}{len(body):03d}{body}".encode(), (host, self.port))
+        else:
+            original(self, message, host)
+
+    VelhaDatagramProtocol.send = send  # type: ignore[method-assign]
+
+
+def staleBuffer() -> None:
+    """As a student's Java peer that reuses one buffer for every datagram and reads it as long as the
+    datagram before: a datagram shorter than the one before it is read with stale bytes after it, and
+    dropped as malformed; the next one (no shorter than that one) is read right."""
+    original = VelhaDatagramProtocol.datagramReceived
+    buffer = bytearray(256)
+    previous = [0]
+
+    def datagramReceived(self: VelhaDatagramProtocol, datagram: bytes, addr: Any) -> None:
+        data = datagram[:256]
+        buffer[: len(data)] = data
+        read = bytes(buffer[: max(len(data), previous[0])])
+        previous[0] = len(data)
+        original(self, read, addr)
+
+    VelhaDatagramProtocol.datagramReceived = datagramReceived  # type: ignore[method-assign]
+
+
+def neverInvites() -> None:
+    """Sees ``vinvite`` come and go, and never invites it."""
+
+    def invite(self: Lobby, nick: str, address: str) -> None:
+        pass
+
+    Lobby.invite = invite  # type: ignore[method-assign]
+
+
 FAULTS = {
+    "wrong-length-field": wrongLengthField,
+    "stale-buffer": staleBuffer,
+    "never-invites": neverInvites,
     "velha-hello": deafToHello,
     "velha-malformed-datagrams": listenerDiesOnJunk,
     "velha-invite": neverSendsStart,

@@ -30,6 +30,8 @@ from typing import Any, Generic, NoReturn, TypeVar
 
 from twisted.trial.unittest import SkipTest, SynchronousTestCase
 
+from velhanet.conformance import exchange
+
 WARNING_PREFIX = "WARN: "
 NOT_RUN_PREFIX = "NOT RUN: "
 
@@ -128,40 +130,84 @@ Item = TypeVar("Item")
 
 
 class StreamClient(Generic[Item]):
-    """A blocking TCP client that decodes what arrives; ``receive`` waits at most ``timeout`` seconds."""
+    """A blocking TCP client that decodes what arrives; ``receive`` waits at most ``timeout`` seconds.
+
+    Everything it does goes into the running check's exchange (L{exchange}): the connection, each write
+    with its meaning (L{describeSent}), each read with what it decoded to (L{describe}) or why it did not
+    decode (what L{decode} put in ``undecoded``), a wait that ran out, the target's close or reset.
+    """
 
     def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.socket = socket.create_connection((host, port), timeout=timeout)
+        self.channel = exchange.newChannel("tcp")
+        try:
+            self.socket = socket.create_connection((host, port), timeout=timeout)
+        except OSError as error:
+            exchange.current().event(self.channel, f"no connection to {host}:{port}: {error.strerror or error}")
+            raise
+        local = self.socket.getsockname()
+        exchange.current().event(self.channel, f"connected to {host}:{port} (from port {local[1]})")
         self.timeout = timeout
         self.pending: list[Item] = []
+        self.undecoded: list[str] = []
+        """Why bytes just read did not decode (a decoder appends; the exchange shows it with them)."""
         self.closedByPeer = False
 
     def decode(self, data: bytes) -> list[Item]:
         raise NotImplementedError  # each protocol's client says how its bytes become messages
 
+    def describe(self, item: Item) -> str:
+        """What a decoded message means, for the exchange (each protocol's client says better)."""
+        return str(item)
+
+    def describeSent(self, data: bytes) -> str:
+        """What bytes we send mean, for the exchange."""
+        return ""
+
     def sendBytes(self, data: bytes) -> None:
-        self.socket.sendall(data)
+        exchange.current().sent(self.channel, data, self.describeSent(data))
+        try:
+            self.socket.sendall(data)
+        except OSError as error:
+            exchange.current().event(self.channel, f"could not send: {error.strerror or error}")
+            raise
 
     def receive(self, timeout: float | None = None) -> Item | None:
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        waited = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + waited
         while not self.pending:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.closedByPeer:
+            if self.closedByPeer:
+                return None
+            if remaining <= 0:
+                exchange.current().event(self.channel, f"waited {waited:g} s: nothing more came")
                 return None
             self.socket.settimeout(remaining)
             try:
                 data = self.socket.recv(65536)
             except TimeoutError:
+                exchange.current().event(self.channel, f"waited {waited:g} s: nothing more came")
                 return None
-            except OSError:
+            except ConnectionResetError:
+                exchange.current().event(self.channel, "the target reset the connection")
+                data = b""
+            except OSError as error:
+                exchange.current().event(self.channel, f"the connection failed: {error.strerror or error}")
                 data = b""
             if not data:
+                if not self.closedByPeer:
+                    exchange.current().event(self.channel, "the target closed the connection")
                 self.closedByPeer = True
                 return None
-            self.pending += self.decode(data)
+            decoded = self.decode(data)
+            meanings = [self.describe(item) for item in decoded] + self.undecoded
+            self.undecoded = []
+            exchange.current().received(self.channel, data, "; ".join(meanings) or "(part of a message)")
+            self.pending += decoded
         return self.pending.pop(0)
 
     def close(self) -> None:
+        if self.socket.fileno() != -1 and not self.closedByPeer:
+            exchange.current().event(self.channel, "we closed the connection")
         self.socket.close()
 
 

@@ -20,9 +20,29 @@ class JsonClient(StreamClient[Message]):
     def __init__(self, host: str, port: int, timeout: float) -> None:
         super().__init__(host, port, timeout)
         self.decoder = JsonStreamDecoder()
+        self.sentDecoder = JsonStreamDecoder()
+        """Our own stream as the server reads it: what each write means in the exchange."""
 
     def decode(self, data: bytes) -> list[Message]:
-        return [m for _, m in self.decoder.feed(data) if not isinstance(m, MalformedMessage)]
+        messages = []
+        for raw, item in self.decoder.feed(data):
+            if isinstance(item, MalformedMessage):
+                self.undecoded.append(f"malformed: {item} ({raw[:80]!r})")
+            else:
+                messages.append(item)
+        return messages
+
+    def describe(self, item: Message) -> str:
+        return item.describe()
+
+    def describeSent(self, data: bytes) -> str:
+        """Each object this write completes, as the server should read the stream (split objects included)."""
+        meanings = []
+        for _, item in self.sentDecoder.feed(data):
+            meanings.append(f"malformed: {item}" if isinstance(item, MalformedMessage) else item.describe())
+        if not meanings:
+            return "part of an object" if data.strip() else "white space"
+        return "; ".join(meanings) + (f" ({len(meanings)} objects in one write)" if len(meanings) > 1 else "")
 
     def send(self, cmd: int, user: str = "", args: str = "") -> None:
         self.raw(json.dumps({"Cmd": cmd, "User": user, "Args": args}).encode())

@@ -9,6 +9,7 @@ tells clients apart by pid. Rules: ``gobang-fifo.de.txt`` and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import stat
@@ -18,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from velhanet.conformance import exchange
 from velhanet.conformance.base import ConformanceCase, Target, rule
 from velhanet.gobang.fifo import isAlive
 
@@ -59,6 +61,7 @@ class Agent:
         """``prefix``: how to start it beside a sandboxed server (in its PID namespace, ``nsenter …``)."""
         self.seen = ""
         """What it printed before L{finish}, read by L{waitFor}."""
+        self.channel = exchange.newChannel(f"fifo {['signoff', 'black', 'white', 'kibitz'][opcode % 4]}")
         agent = [sys.executable, "-m", "velhanet.conformance.gobangagent", directory, str(serverPid), str(opcode)]
         self.process = subprocess.Popen(
             [*prefix, *agent, *script],
@@ -97,10 +100,29 @@ class Agent:
         try:
             output, _ = self.process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            exchange.current().event(self.channel, f"waited {timeout:g} s for the client to end: stopped it")
             self.process.kill()
             output, _ = self.process.communicate()
         output = self.seen + output
-        return self.process.returncode, wordsOf(output), output
+        record(self.channel, output)
+        ended = {10: "could not reach the server", 11: "ran out of moves", 12: "waited too long for a word"}
+        code = self.process.returncode
+        exchange.current().event(self.channel, f"the client ended: {ended.get(code or 0, f'status {code}')}")
+        return code, wordsOf(output), output
+
+
+def record(channel: str, output: str) -> None:
+    """The words an agent sent and received (its ``@ …`` lines) into the check's exchange, at their times."""
+    for line in output.splitlines():
+        parts = line.split(maxsplit=4)
+        if len(parts) == 5 and parts[0] == "@" and parts[2] in ("sent", "received"):
+            with contextlib.suppress(ValueError):
+                raw = bytes.fromhex(parts[3])
+                at = float(parts[1])
+                if parts[2] == "sent":
+                    exchange.current().sent(channel, raw, parts[4], at=at)
+                else:
+                    exchange.current().received(channel, raw, parts[4], at=at)
 
 
 def ops(words: Words) -> list[int]:

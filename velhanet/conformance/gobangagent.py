@@ -5,7 +5,9 @@
 OPCODE is the signon (1 black, 2 white, 3 kibitz; for a kibitz the first
 MOVE may be ``game=N``). Each MOVE answers one move request: ``x,y``,
 ``pass``, ``resign`` or ``signoff``. Every word received is printed as
-``op x y``; the exit status is the end opcode (0–3), 10 when the server
+``op x y``, and every word sent and received once more, for the checker's exchange, as
+``@ MONOTONIC sent|received HEX meaning`` (the machine's monotonic clock, the checker's too); the exit
+status is the end opcode (0–3), 10 when the server
 cannot be reached, 11 when the script runs out of moves, 12 on a timeout.
 """
 
@@ -17,7 +19,26 @@ import sys
 import time
 
 from velhanet.gobang import fifo
-from velhanet.gobang.wire import ClientOp, ClientWord, Refused, WordReader, byteOrder, decodeServer, encodeClient
+from velhanet.gobang.wire import (
+    ClientOp,
+    ClientWord,
+    Refused,
+    ServerOp,
+    WordReader,
+    byteOrder,
+    decodeServer,
+    encodeClient,
+)
+
+
+def clientMeaning(op: int, x: int, y: int) -> str:
+    name = ClientOp(op).name if op in ClientOp._value2member_map_ else "unknown"
+    return f"op {op} {name} x={x} y={y}"
+
+
+def serverMeaning(op: int, x: int, y: int) -> str:
+    name = ServerOp(op).name if op in ServerOp._value2member_map_ else "unknown"
+    return f"op {op} {name} x={x} y={y}"
 
 
 def main(argv: list[str]) -> int:
@@ -37,7 +58,9 @@ def main(argv: list[str]) -> int:
         return 10
 
     def send(op: int, x: int = 0, y: int = 0) -> None:
-        os.write(serverFd, encodeClient(ClientWord(pid & 0xFFFF, op, x, y), order))
+        data = encodeClient(ClientWord(pid & 0xFFFF, op, x, y), order)
+        print(f"@ {time.monotonic():.6f} sent {data.hex()} {clientMeaning(op, x, y)}", flush=True)
+        os.write(serverFd, data)
 
     x = 0
     if script and script[0].startswith("game="):
@@ -52,6 +75,7 @@ def main(argv: list[str]) -> int:
             continue
         for raw in words.feed(os.read(readFd, 64)):
             word = decodeServer(raw, order)
+            print(f"@ {time.monotonic():.6f} received {raw.hex()} {serverMeaning(word.opcode, word.x, word.y)}")
             print(word.opcode, word.x, word.y, flush=True)
             if first:
                 first = False

@@ -20,9 +20,10 @@ For each submission the program is started in its sandbox (``velhanet.sandbox``:
 it sees its own folder as a private copy and nothing of its classmates', reaches
 only the checker, and is held to the ``--limit-*`` limits), the family's checks
 run against it from inside its network, the program is stopped, and its report
-is written to ``--out`` as JSON and JUnit XML, with everything the program
-printed (``STUDENT.log``, up to the output limit); at the end a table with one
-line per student. A program that breaks a limit fails, with the cause
+is written to ``--out`` as an HTML page, JSON and JUnit XML, with everything the
+program printed (``STUDENT.log``, up to the output limit); at the end a table
+with one line per student, and ``index.html``: the class, students × rules
+(``classpage``). A program that breaks a limit fails, with the cause
 (``killed: more than 64 processes``). A program that ends before it could be
 tested (a command not found, a crash at start) is "cannot test" with its exit
 status and the last line it printed. The exit status is 0 when every program
@@ -42,8 +43,10 @@ from typing import TextIO
 
 from velhanet.conformance import velha
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN, Target
-from velhanet.conformance.report import jsonReport, junitXml, parseArguments, targetFrom
-from velhanet.conformance.runner import FAMILIES, Report, runChecks
+from velhanet.conformance.classpage import classPage
+from velhanet.conformance.htmlreport import htmlReport
+from velhanet.conformance.report import jsonReport, junitXml, parseArguments, reproduceCommand, targetFrom
+from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf, runChecks
 from velhanet.listening import freePort
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.bench import enterBench
@@ -129,6 +132,7 @@ def gradeOne(
     options: list[str],
     log: Path | None = None,
     sandbox: Sandbox | None = None,
+    only: str = "",
 ) -> Report:
     """Start one submission (in its sandbox), check it from inside its network, stop it; its output goes to ``log``."""
     sandbox = sandbox or Sandbox.forCommand(settingsFrom(parseArguments(["gambit"])), say=lambda line: None)
@@ -151,11 +155,11 @@ def gradeOne(
         net = f"127.0.{100 + index % 100}"
         values.update(address=f"{net}.2", announce=f"{net}.1", port=str(freePort(socket.SOCK_DGRAM)))
         arguments = ["--target", values["address"], "--local", values["announce"], "--local2", f"{net}.3"]
-        arguments += ["--port", values["port"]]
+        arguments += ["--local3", f"{net}.4", "--port", values["port"], "--expect-invite"]
     if family == "socha-player":
         chosen = targetFrom(parseArguments([family, "--command", template, *options]))
         chosen.extra.update(cwd=str(submission), folder=submission, sandbox=sandbox, log=log)
-        report = runChecks(family, chosen)
+        report = runChecks(family, chosen, only)
         report.program = chosen.extra.get("verdict")
         return report
     command = template
@@ -182,7 +186,7 @@ def gradeOne(
                 _waitForPeer(chosen, program)
             checked = _exitedEarly(family, submission, program, log)
             if checked is None:
-                checked = runChecks(family, chosen)
+                checked = runChecks(family, chosen, only)
                 checked.target = f"{submission.name}: {checked.target}"
     finally:
         verdict = program.stop()
@@ -214,10 +218,25 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     parser.add_argument("folder", metavar="DIR", help="one subdirectory per student")
     parser.add_argument("--out", default="velhanet-grades", help="where the reports go (default: ./%(default)s)")
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
+    parser.add_argument(
+        "--student", default="", metavar="NAME[,NAME…]", help="grade only these students' folders (default: all)"
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        metavar="RULE[,RULE…]",
+        help="run only these rules, by their ids as the reports print them (default: all)",
+    )
     addSandboxArguments(parser)
-    arguments = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    given = sys.argv[1:] if argv is None else argv
+    arguments = parser.parse_args(given)
     if not Path(arguments.folder).is_dir():
         parser.error(f"{arguments.folder} is not a directory")
+    if arguments.only:
+        anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
+        unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
+        if unknown:
+            parser.error(f"--only {', '.join(unknown)}: no such rule of {arguments.family}")
     options = ["--strict"] if arguments.strict else []
     if arguments.sandbox != "off":
         enterBench(privateNetwork=True)  # before any thread; the checks run inside each program's network
@@ -230,15 +249,36 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     outDir = Path(arguments.out).resolve()  # trial's runner changes directory while the checks run
     outDir.mkdir(parents=True, exist_ok=True)
     graded = []
-    submissions = sorted(path for path in Path(arguments.folder).resolve().iterdir() if path.is_dir())
+    wanted = {name.strip() for name in arguments.student.split(",") if name.strip()}
+    submissions = sorted(
+        path
+        for path in Path(arguments.folder).resolve().iterdir()
+        if path.is_dir() and (not wanted or path.name in wanted)
+    )
+    if wanted - {path.name for path in submissions}:
+        parser.error(f"--student {', '.join(sorted(wanted - {p.name for p in submissions}))}: no such folder")
     for index, submission in enumerate(submissions):
         print(f"checking {submission.name} ...", file=out, flush=True)
-        report = gradeOne(arguments.family, submission, index, options, outDir / f"{submission.name}.log", sandbox)
+        log = outDir / f"{submission.name}.log"
+        report = gradeOne(arguments.family, submission, index, options, log, sandbox, arguments.only)
+        for outcome in report.outcomes:
+            outcome.reproduce = reproduceCommand(
+                given, outcome.anchor, "velhanet-grade", ("--student", submission.name, "--out", f"{outDir}-again")
+            )
         graded.append(Graded(submission.name, report))
         (outDir / f"{submission.name}.json").write_text(jsonReport(report) + "\n", encoding="utf-8")
         (outDir / f"{submission.name}.xml").write_bytes(junitXml(report))
+        printed = log.read_bytes().decode("utf-8", "replace") if log.exists() else ""
+        (outDir / f"{submission.name}.html").write_text(htmlReport(report, printed), encoding="utf-8")
+    (outDir / "index.html").write_text(
+        classPage(arguments.family, [(g.student, g.report) for g in graded]), encoding="utf-8"
+    )
     print(formatTable(graded), file=out)
-    print(f"reports in {outDir}/ (per student: a JSON and a JUnit XML report, and the program's output)", file=out)
+    print(
+        f"reports in {outDir}/: index.html (the class, students × rules); per student an HTML page, a JSON and a"
+        " JUnit XML report, and the program's output",
+        file=out,
+    )
     ok = all(not g.report.cannotTest and not g.report.count(FAIL) and not g.report.brokeALimit for g in graded)
     sys.exit(0 if ok else 1)
 

@@ -2,9 +2,10 @@
 
 One line per rule — PASS, FAIL, WARN, SKIP or NOT RUN — with the rule, where
 velhanet's protocol reference states it, and for anything but a PASS what was
-expected and what came; then a summary that adds up. ``--junit-xml FILE``
-and ``--json FILE`` write the same report for a CI system or a grading
-script.
+expected and what came, the original sentence, the check's exchange on the
+wire (``exchange``) and the command that runs it again; then a summary that
+adds up. ``--junit-xml FILE`` and ``--json FILE`` write the same report for a
+CI system or a grading script, ``--html FILE`` as a page (``htmlreport``).
 
 Exit status: 0 when no rule failed, 1 when one did, 3 when the target could
 not be tested at all (nothing graded), 2 for a usage error.
@@ -15,13 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TextIO
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN, Target
-from velhanet.conformance.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, selected, summary
+from velhanet.conformance.htmlreport import htmlReport
+from velhanet.conformance.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, summary
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.bench import enterBench
 from velhanet.startup import ArgumentParser
@@ -36,11 +39,61 @@ docs/gambit.md, docs/socha.md (each rule has an anchor, printed with it);
 how a teacher uses this: docs/conformance.md."""
 
 
-def outcomeLine(outcome: Outcome) -> str:
+EXCHANGE_SHOWN = 12
+"""Lines of the exchange the console shows under a FAIL or WARN (``--verbose``: all, under every rule)."""
+
+INDENT = " " * 9
+
+
+def outcomeLine(outcome: Outcome, verbose: bool = False) -> str:
+    """The rule's line; under a FAIL or WARN (every rule with ``verbose``) the evidence a student acts on."""
     line = f"{outcome.status:7}  {outcome.rule}  [{outcome.reference}]"
     if outcome.reason and outcome.status != PASS:
-        line += f"\n         -> {outcome.reason}"
+        line += f"\n{INDENT}-> {outcome.reason}"
+    if outcome.status in (FAIL, WARN) or (verbose and outcome.status != SKIP):
+        line += "".join(f"\n{INDENT}{evidence}" for evidence in evidenceLines(outcome, verbose))
     return line
+
+
+def evidenceLines(outcome: Outcome, verbose: bool = False) -> list[str]:
+    """expected/observed, the original sentence, the end of the exchange, and the command that runs it again."""
+    lines = []
+    if outcome.status in (FAIL, WARN):
+        lines += [f"expected: {outcome.expected}", f"observed: {outcome.observed}"]
+    original = outcome.original
+    if original is not None:
+        lines.append(f"original ({original.languageName}, {original.spec}): «{original.sentence}»")
+        if original.decision:
+            lines.append(f"velhanet's reading of the text: {original.decisionReference}")
+    shown = outcome.exchange.textLines(None if verbose else EXCHANGE_SHOWN)
+    if shown:
+        lines.append("exchange (ms since the check began; -> sent, <- received, ** event):")
+        lines += [f"  {text}" for text in shown]
+    if outcome.reproduce and outcome.status in (FAIL, WARN):
+        lines.append(f"again: {outcome.reproduce}")
+    return lines
+
+
+def reproduceCommand(
+    argv: list[str], anchor: str, program: str = "velhanet-check", more: tuple[str, ...] = ()
+) -> str:
+    """The command line that runs the one check ``anchor`` again, as given but for the report files
+    (``more``: options to add, as ``velhanet-grade``'s ``--student NAME``)."""
+    dropWithValue = {"--only", "--json", "--junit-xml", "--html", "--student", "--out"}
+    dropAlone = {"--quiet", "--verbose"}
+    kept, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in dropWithValue:
+            skip = "=" not in word
+            continue
+        if word in dropAlone:
+            continue
+        kept.append(word)
+    return shlex.join([program, *kept, *more, "--only", anchor])
 
 
 def programLines(report: Report) -> list[str]:
@@ -90,7 +143,8 @@ def junitXml(report: Report) -> bytes:
         case = SubElement(
             suite, "testcase", {"classname": report.family, "name": outcome.anchor or outcome.testId.rsplit(".", 1)[-1]}
         )
-        SubElement(case, "system-out").text = f"{outcome.rule} [{outcome.reference}]"
+        evidence = evidenceLines(outcome, verbose=True)
+        SubElement(case, "system-out").text = "\n".join([f"{outcome.rule} [{outcome.reference}]", *evidence])
         if outcome.status == FAIL:
             SubElement(case, "failure", {"message": outcome.reason})
         elif outcome.status in (SKIP, NOT_RUN):
@@ -124,6 +178,7 @@ def jsonReport(report: Report) -> str:
                     "status": outcome.status,
                     "reason": outcome.reason,
                     "dependsOn": outcome.dependsOn or None,
+                    **evidenceOf(outcome),
                 }
                 for outcome in report.outcomes
             ],
@@ -131,6 +186,26 @@ def jsonReport(report: Report) -> str:
         indent=2,
         ensure_ascii=False,
     )
+
+
+def evidenceOf(outcome: Outcome) -> dict[str, object]:
+    """The JSON report's evidence of one rule: expected/observed, the original, the exchange, the command."""
+    original = outcome.original
+    return {
+        "expected": outcome.expected if outcome.status in (FAIL, WARN) else None,
+        "observed": outcome.observed if outcome.status in (FAIL, WARN) else None,
+        "original": None
+        if original is None
+        else {
+            "spec": original.spec,
+            "language": original.language,
+            "sentence": original.sentence,
+            "decision": original.decisionReference or None,
+        },
+        "reproduce": outcome.reproduce or None,
+        "exchange": [line.asDict() for line in outcome.exchange.lines],
+        "exchangeLeftOut": outcome.exchange.leftOut,
+    }
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
@@ -157,6 +232,16 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--local2", default="127.0.0.3", help="velha: a second own address, for the busy check (default: %(default)s)"
     )
+    parser.add_argument(
+        "--local3",
+        default="127.0.0.4",
+        help="velha: the address of vinvite, the player the target is asked to invite (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--expect-invite",
+        action="store_true",
+        help="velha: the target must invite vinvite by itself (started so): not inviting FAILs, instead of a SKIP",
+    )
     parser.add_argument("--fifo-dir", default="/tmp", help="gobang: the FIFO directory (default: %(default)s)")
     parser.add_argument(
         "--command",
@@ -182,8 +267,9 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default="",
-        help="run only the checks whose rule anchor (as the report prints it, e.g. gambit-split) "
-        "or name contains this text, in any case (default: all)",
+        metavar="RULE[,RULE…]",
+        help="run only these rules, each given by its id exactly as the report prints it (gambit-split); "
+        "the report prints the command that runs one failed rule again (default: all)",
     )
     parser.add_argument("--byte-order", default="native", help="gobang: native, big or little (default: %(default)s)")
     parser.add_argument("--destructive", action="store_true", help="gobang: also check Kill (it stops the server)")
@@ -203,16 +289,29 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         "--junit-xml", default=None, metavar="FILE", help="also write the report as JUnit XML (default: none)"
     )
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON (default: none)")
+    parser.add_argument(
+        "--html",
+        default=None,
+        metavar="FILE",
+        help="also write the report as one self-contained HTML page, with every rule's exchange (default: none)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the summary (and FAIL lines)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the evidence (the whole exchange) under every rule, not only under FAIL and WARN",
+    )
     addSandboxArguments(parser)
     arguments = parser.parse_args(argv)
+    arguments.argv = list(argv)
     if arguments.time_scale <= 0:
         parser.error(f"--time-scale must be more than 0, not {arguments.time_scale:g}")
     if arguments.only:
         anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
-        if not any(selected(arguments.only, test.id(), ruleOf(test)[1]) for test in checksOf(arguments.family)):
+        unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
+        if unknown:
             parser.error(
-                f"--only {arguments.only} matches no rule of {arguments.family}; its rules: {', '.join(anchors)}"
+                f"--only {', '.join(unknown)}: no such rule of {arguments.family}; its rules: {', '.join(anchors)}"
             )
     return arguments
 
@@ -233,6 +332,8 @@ def targetFrom(arguments: argparse.Namespace) -> Target:
     chosen.timeScale = arguments.time_scale
     chosen.extra["local"] = arguments.local
     chosen.extra["local2"] = arguments.local2
+    chosen.extra["local3"] = arguments.local3
+    chosen.extra["expectInvite"] = arguments.expect_invite
     chosen.extra["byteOrder"] = arguments.byte_order
     chosen.extra["destructive"] = arguments.destructive
     chosen.extra["moveDelay"] = arguments.move_delay
@@ -250,8 +351,9 @@ def check(arguments: argparse.Namespace, out: TextIO) -> Report:
     """Run the checks, printing each verdict as it comes; write the files asked for."""
 
     def progress(outcome: Outcome) -> None:
+        outcome.reproduce = reproduceCommand(arguments.argv, outcome.anchor)
         if not arguments.quiet or outcome.status == FAIL:
-            print(outcomeLine(outcome), file=out, flush=True)
+            print(outcomeLine(outcome, arguments.verbose), file=out, flush=True)
 
     chosen = targetFrom(arguments)
     if arguments.family == "socha-player":
@@ -270,6 +372,8 @@ def check(arguments: argparse.Namespace, out: TextIO) -> Report:
         Path(arguments.junit_xml).write_bytes(junitXml(report))
     if arguments.json:
         Path(arguments.json).write_text(jsonReport(report) + "\n", encoding="utf-8")
+    if arguments.html:
+        Path(arguments.html).write_text(htmlReport(report), encoding="utf-8")
     return report
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from twisted.python.reflect import namedAny
 from twisted.trial import reporter, runner
 
+from velhanet.conformance import exchange
 from velhanet.conformance.base import (
     FAIL,
     NOT_RUN,
@@ -42,6 +43,8 @@ from velhanet.conformance.base import (
     parseNotRun,
     setTarget,
 )
+from velhanet.conformance.exchange import Exchange
+from velhanet.conformance.originals import Original, originalOf
 from velhanet.sandbox.verdict import Verdict
 
 FAMILIES = {
@@ -75,10 +78,39 @@ class Outcome:
     anchor: str = ""
     doc: str = ""
     dependsOn: str = ""
+    exchange: Exchange = field(default_factory=Exchange)
+    """What the check sent and received, and what happened around it."""
+    reproduce: str = ""
+    """The command that runs this one check again against the same target (set by the command line)."""
+    family: str = ""
 
     @property
     def reference(self) -> str:
         return f"{self.doc}#{self.anchor}" if self.anchor else self.doc
+
+    def _expectation(self) -> tuple[str, str]:
+        """(expected, observed) from the check's message: ``X must Y; got Z`` or ``X must Y: Z``; else the rule
+        and the message."""
+        wanted, separator, came = self.reason.partition("; got ")
+        if separator:
+            return wanted, came
+        wanted, separator, came = self.reason.partition(": ")
+        if separator and " must " in f" {wanted} ":
+            return wanted, came
+        return self.rule, self.reason
+
+    @property
+    def expected(self) -> str:
+        return self._expectation()[0]
+
+    @property
+    def observed(self) -> str:
+        return self._expectation()[1]
+
+    @property
+    def original(self) -> Original | None:
+        """The sentence of the original protocol text the rule comes from."""
+        return originalOf(self.family, self.anchor)
 
 
 @dataclass
@@ -176,13 +208,12 @@ def ruleOf(test: Any) -> tuple[str, str]:
 
 
 def selected(only: str, testId: str, anchor: str) -> bool:
-    """``--only``: the text names the rule's anchor as the report prints it, or part of the check's name.
+    """``--only``: the rule's id exactly as the report prints it (``gambit-split``), or several, comma-separated.
 
-    Case does not matter: a teacher copies ``gambit-split`` from a report,
-    a contributor types ``Split`` from the test's name; both find it.
+    Exactly: ``gambit-join`` runs that rule, not ``gambit-join-unknown`` too, so the command printed
+    under a FAIL runs that one check and nothing else.
     """
-    wanted = only.lower()
-    return wanted in anchor.lower() or wanted in testId.lower()
+    return anchor in {wanted.strip() for wanted in only.split(",")}
 
 
 def runChecks(
@@ -218,10 +249,11 @@ def runChecks(
                 text, anchor = ruleOf(test)
                 if only and not selected(only, test.id(), anchor):
                     continue
-                outcome = Outcome(NOT_RUN, text, "", test.id(), anchor, DOCS[family])
+                outcome = Outcome(NOT_RUN, text, "", test.id(), anchor, DOCS[family], family=family)
                 if deadSince:
                     outcome.reason = deadSince
                 else:
+                    exchange.begin()
                     trialRunner.run(test)
                     result = results[-1]
                     outcome.status, outcome.reason, outcome.dependsOn = result.status, result.reason, result.dependsOn
@@ -232,6 +264,7 @@ def runChecks(
                         if stopped:
                             deadSince = f"the target stopped during the check “{text}”: {stopped}"
                             _diedDuring(outcome, stopped)
+                    outcome.exchange = exchange.end()
                 report.outcomes.append(outcome)
                 if progress is not None:
                     progress(outcome)

@@ -8,12 +8,36 @@ given with ``@rule``).
 from __future__ import annotations
 
 import random
+import re
 from xml.etree.ElementTree import Element
 
+from velhanet.conformance import exchange
 from velhanet.conformance.base import ConformanceCase, StreamClient, Target, rule, tcpReachable
 from velhanet.games.piranhas import Direction, PiranhaMove, PiranhasState
 from velhanet.socha import games
 from velhanet.socha.wire import XmlError, XmlStreamReader
+
+
+def describeXml(message: Element) -> str:
+    """``joined roomId=…``, ``room … memento turn=3``, ``room … result winner=ONE``: a message in a few words."""
+    attributes = " ".join(f"{key}={value}" for key, value in message.attrib.items())
+    words = [message.tag, attributes] if attributes else [message.tag]
+    data = message.find("data")
+    if data is not None:
+        words.append(str(data.get("class", "data")))
+        words += [f"{key}={value}" for key, value in data.attrib.items() if key != "class"][:4]
+        state = data.find("state")
+        if state is not None and state.get("turn") is not None:
+            words.append(f"turn={state.get('turn')}")
+    return " ".join(words)
+
+
+def sentXml(data: bytes) -> str:
+    """What XML we send means: its elements' names (``protocol join``, ``room move``)."""
+    names = re.findall(rb"<([A-Za-z][\w.-]*)", data)
+    classes = re.findall(rb'class="([\w.-]+)"', data)
+    words = [name.decode() for name in names[:4]] + [f"class={name.decode()}" for name in classes[:2]]
+    return " ".join(words) or "text, no element"
 
 
 class XmlClient(StreamClient[Element]):
@@ -31,6 +55,12 @@ class XmlClient(StreamClient[Element]):
             text, self.started = "<protocol>" + text, True
         self.sendBytes(text.encode())
 
+    def describe(self, item: Element) -> str:
+        return describeXml(item)
+
+    def describeSent(self, data: bytes) -> str:
+        return sentXml(data)
+
     def decode(self, data: bytes) -> list[Element]:
         if not self.skippedProtocolTag:
             stripped = data.lstrip()
@@ -41,6 +71,7 @@ class XmlClient(StreamClient[Element]):
         try:
             return self.reader.feed(data)
         except XmlError as error:
+            exchange.current().received(self.channel, data, f"not well-formed XML: {error}")
             raise AssertionError(f"the server's output is not well-formed XML: {error}") from None
 
     def waitFor(self, kind: str, timeout: float | None = None) -> tuple[Element | None, list[Element]]:

@@ -24,12 +24,16 @@ from twisted.internet.interfaces import ITCPTransport
 from twisted.internet.task import deferLater
 from twisted.trial.unittest import SkipTest, TestCase
 
+from velhanet.conformance import exchange
 from velhanet.conformance.base import NotRun, Target, rule, target
+from velhanet.conformance.exchange import Exchange
+from velhanet.conformance.socha import sentXml
 from velhanet.sandbox import Sandbox, SandboxSettings
 from velhanet.sandbox.jail import programFolder
 from velhanet.sandbox.program import spawn
 from velhanet.socha.player import BotPlayer
 from velhanet.socha.protocol import SochaFactory, SochaProtocol
+from velhanet.tracing import OUT
 
 
 @dataclass
@@ -43,6 +47,8 @@ class GameRecord:
     output: str = ""
     programEndedFirst: str = ""
     """How the program ended, when it ended before the game did (else "")."""
+    exchange: Exchange = field(default_factory=Exchange)
+    """The XML between the checker's server and the player, shown under each of the game's checks."""
 
 
 AFTER_THE_PROGRAM_ENDED = 3.0
@@ -50,14 +56,31 @@ AFTER_THE_PROGRAM_ENDED = 3.0
 
 
 class _RecordingLobby(SochaFactory):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    """The checker's server: keeps every connection, and the player's messages (the first connection's) in
+    the game's exchange."""
+
+    def __init__(self, clock: Any, record: GameRecord) -> None:
+        super().__init__(clock)
         self.everyConnection: list[SochaProtocol] = []
+        self.record = record
+        self.tracing = True
+        self.trace = self._recordPlayer
 
     def buildProtocol(self, addr: object) -> SochaProtocol:
         protocol = super().buildProtocol(addr)
+        if not self.everyConnection:
+            self.record.exchange.event("tcp#1", f"the player connected from {getattr(addr, 'port', '?')}")
         self.everyConnection.append(protocol)
         return protocol
+
+    def _recordPlayer(self, direction: str, peer: str, raw: bytes | str, decoded: object) -> None:
+        if not self.everyConnection or peer != self.everyConnection[0].peer:
+            return  # the checker's own bot
+        data = raw.encode() if isinstance(raw, str) else raw
+        if direction == OUT:
+            self.record.exchange.sent("tcp#1", data, sentXml(data))
+        else:
+            self.record.exchange.received("tcp#1", data, sentXml(data) if decoded == "room" else str(decoded))
 
 
 _record: GameRecord | None = None
@@ -101,9 +124,10 @@ class SochaPlayerConformance(TestCase):
         if chosen.family != "socha-player":
             raise SkipTest(f"the target is a {chosen.family} implementation")
         if _record is not None:
+            exchange.current().extend(_record.exchange)
             return _record
         record = GameRecord()
-        lobby = _RecordingLobby(reactor)
+        lobby = _RecordingLobby(reactor, record)
         port = reactor.listenTCP(0, lobby, interface="127.0.0.1")  # type: ignore[arg-type]
         number = port.getHost().port  # type: ignore[attr-defined]
         command = chosen.command.replace("{port}", str(number))
@@ -166,7 +190,9 @@ class SochaPlayerConformance(TestCase):
             record.exitStatus = verdict.status
             record.output = process.tail.decode("utf-8", "replace")
             yield port.stopListening()
+        record.exchange.event("player", f"the program ended: {verdict.summary() or f'exit status {verdict.status}'}")
         _record = record
+        exchange.current().extend(record.exchange)
         return record
 
     def needsGame(self, record: GameRecord) -> None:

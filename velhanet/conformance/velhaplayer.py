@@ -9,6 +9,7 @@ machine's ``Clock`` is advanced by the wall clock as the series runs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import select
 import socket
@@ -17,13 +18,38 @@ import time
 from twisted.internet.task import Clock
 
 from velhanet.bots.tictactoe import PerfectBot
+from velhanet.conformance import exchange
 from velhanet.games.kinarow import KInARowState
 from velhanet.velha import wire
 from velhanet.velha.room import MatchCore, MatchMachine, MatchSettings, deliver, placeToPosition
 
 
+def meaning(message: object) -> str:
+    """``MSG05 nick=Bo port=0``: a decoded JogoVelha message in the exchange's words."""
+    fields = ", ".join(f"{name}={value}" for name, value in vars_of(message).items())
+    return f"MSG{message.ID:02d} {fields}".strip()  # type: ignore[attr-defined]
+
+
+def vars_of(message: object) -> dict[str, object]:
+    if not dataclasses.is_dataclass(message):
+        return {}
+    return {field.name: getattr(message, field.name) for field in dataclasses.fields(message)}
+
+
+def datagramMeaning(data: bytes) -> str:
+    """What a datagram means, or why it is malformed (``malformed: header says 5 characters but …``)."""
+    try:
+        return meaning(wire.decodeDatagram(data))
+    except wire.MalformedMessage as error:
+        return f"malformed: {error}"
+
+
 class Udp:
-    """Our UDP port: send to the target at the protocol port, receive decoded datagrams."""
+    """Our UDP port: send to the target at the protocol port, receive decoded datagrams.
+
+    Every datagram sent, and every one received from the target (whatever its kind, malformed ones
+    with why), goes into the running check's exchange.
+    """
 
     def __init__(self, local: str, port: int) -> None:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -31,8 +57,12 @@ class Udp:
         self.socket.bind((local, port))
         self.socket.setblocking(False)  # read only when select says a datagram is there
         self.port = port
+        self.channel = f"udp {local}"
+        self.malformed: list[tuple[bytes, str]] = []
+        """Datagrams from the target that did not decode, with why: evidence, never "nothing"."""
 
     def send(self, host: str, data: bytes) -> None:
+        exchange.current().sent(self.channel, data, f"to {host}:{self.port}: {datagramMeaning(data)}")
         self.socket.sendto(data, (host, self.port))
 
     def receive(
@@ -46,25 +76,31 @@ class Udp:
         """
         deadline = time.monotonic() + timeout
         watched = [self.socket] if unless is None else [self.socket, unless]
+        wanted = f"MSG{kind.ID:02d}" if hasattr(kind, "ID") else kind.__name__
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                exchange.current().event(self.channel, f"waited {timeout:g} s for {wanted} from {sender}: none came")
                 return None
             ready, _, _ = select.select(watched, [], [], remaining)
             if not ready:
+                exchange.current().event(self.channel, f"waited {timeout:g} s for {wanted} from {sender}: none came")
                 return None
             if self.socket not in ready:
                 return None  # news on ``unless``: its reader says what it is
             try:
-                data, (host, _) = self.socket.recvfrom(2048)
+                data, (host, port) = self.socket.recvfrom(2048)
             except (TimeoutError, BlockingIOError):
                 continue
             if host != sender:
                 continue
             try:
                 message = wire.decodeDatagram(data)
-            except wire.MalformedMessage:
+            except wire.MalformedMessage as error:
+                self.malformed.append((data, str(error)))
+                exchange.current().received(self.channel, data, f"from {host}:{port}: malformed: {error}")
                 continue
+            exchange.current().received(self.channel, data, f"from {host}:{port}: {meaning(message)}")
             if isinstance(message, kind):
                 return message
 
@@ -85,12 +121,15 @@ def helloRoundTrip(udp: Udp, local: str, host: str, port: int, nick: str, wait: 
         try:
             sender.bind((local, 0))
             sender.connect((host, port))
-            sender.send(wire.encode(wire.Hello(nick)))
+            hello = wire.encode(wire.Hello(nick))
+            exchange.current().sent(f"udp {local}", hello, f"to {host}:{port}, a probe: {datagramMeaning(hello)}")
+            sender.send(hello)
             answered = udp.receive(wire.HelloReply, host, wait, unless=sender) is not None
             sender.setblocking(False)
             with contextlib.suppress(BlockingIOError):
                 sender.recv(64)  # raises the ICMP error, if one came
         except ConnectionRefusedError:
+            exchange.current().event(f"udp {local}", f"ICMP port unreachable: nothing listens on UDP {host}:{port}")
             return f"nothing listens on UDP {host}:{port}", False
         except OSError as error:
             return f"cannot reach {host}:{port}: {error.strerror or error}", False
@@ -134,6 +173,7 @@ class SeriesDriver:
 
     def __init__(self, connection: socket.socket, isInvitee: bool, moveDelay: float = 0.3) -> None:
         self.connection = connection
+        self.channel = exchange.newChannel("tcp")
         self.recorder = Recorder()
         self.decoder = wire.StreamDecoder()
         self.malformed: list[str] = []
@@ -159,8 +199,10 @@ class SeriesDriver:
         )
 
     def _send(self, message: wire.StreamMessage) -> None:
+        data = wire.encodeStream(message)
+        exchange.current().sent(self.channel, data, meaning(message))
         with contextlib.suppress(OSError):  # the peer has gone: the next read says so
-            self.connection.sendall(wire.encodeStream(message))
+            self.connection.sendall(data)
 
     def _wantClose(self) -> None:
         self.closeWanted = True
@@ -194,17 +236,25 @@ class SeriesDriver:
             data = self.connection.recv(4096)
         except TimeoutError:
             return
-        except OSError:
+        except OSError as error:
+            exchange.current().event(self.channel, f"the connection failed: {error.strerror or error}")
             data = b""
         if not data:
+            exchange.current().event(self.channel, "the target closed the connection")
             self.peerClosed = True
             self.machine.connectionLost("closed by the target")
             return
+        meanings, messages = [], []
         for raw, item in self.decoder.feed(data):
             if isinstance(item, wire.MalformedMessage):
                 self.malformed.append(f"{raw!r}: {item}")
+                meanings.append(f"malformed: {item}")
             else:
-                deliver(self.machine, item)
+                meanings.append(meaning(item))
+                messages.append(item)
+        exchange.current().received(self.channel, data, "; ".join(meanings) or "(part of a message)")
+        for message in messages:  # after the record of what came: the answers come after it too
+            deliver(self.machine, message)
 
 
 def receiveStart(connection: socket.socket, timeout: float) -> bytes:
@@ -212,6 +262,22 @@ def receiveStart(connection: socket.socket, timeout: float) -> bytes:
     connection.settimeout(timeout)
     try:
         data = connection.recv(64)
-    except (TimeoutError, OSError):
+    except TimeoutError:
+        exchange.current().event("tcp", f"waited {timeout:g} s for MSG07: none came")
         return b""
+    except OSError as error:
+        exchange.current().event("tcp", f"the connection failed: {error.strerror or error}")
+        return b""
+    if not data:
+        exchange.current().event("tcp", "the target closed the connection before MSG07")
+        return b""
+    exchange.current().received("tcp", data, streamMeaning(data))
     return data if data.startswith(b"07") else b""
+
+
+def streamMeaning(data: bytes) -> str:
+    """What bytes of a match connection mean (each message, or why it is malformed)."""
+    meanings = []
+    for _, item in wire.StreamDecoder().feed(data):
+        meanings.append(f"malformed: {item}" if isinstance(item, wire.MalformedMessage) else meaning(item))
+    return "; ".join(meanings) or "(part of a message)"

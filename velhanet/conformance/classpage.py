@@ -1,0 +1,125 @@
+"""``velhanet-grade``'s ``index.html``: a class at a glance, students × rules.
+
+One row per student (sorted by name), one column per rule (grouped as the family's checks group them:
+discovery, invitation, series…), each cell the verdict, linked to that rule in that student's page
+(``STUDENT.html#rule``); under them a row of how many students pass each rule: what the class as a whole
+got wrong is what the teacher explains next. Self-contained, as the students' pages are.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from html import escape
+from urllib.parse import quote
+
+from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
+from velhanet.conformance.htmlreport import COLOURS
+from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
+
+SECTION = re.compile(r"^\s*# -- (.+?) -+\s*$")
+
+SHORT = {PASS: "pass", FAIL: "FAIL", WARN: "warn", SKIP: "skip", NOT_RUN: "n/r"}
+
+
+@dataclass(frozen=True)
+class Column:
+    group: str
+    anchor: str
+    rule: str
+
+
+def columnsOf(family: str) -> list[Column]:
+    """The family's rules in run order, each with the section of the checks it is in (``# -- discovery --``)."""
+    columns = []
+    for test in checksOf(family):
+        text, anchor = ruleOf(test)
+        method = getattr(type(test), test._testMethodName, None)
+        group = family
+        if method is not None:
+            lines, start = inspect.getsourcelines(inspect.getmodule(method))  # type: ignore[arg-type]
+            before = lines[: method.__code__.co_firstlineno - 1]
+            for line in reversed(before):
+                found = SECTION.match(line)
+                if found:
+                    group = found.group(1).split("(")[0].strip()
+                    break
+        columns.append(Column(group, anchor, text))
+    order = {name: index for index, name in enumerate(dict.fromkeys(column.group for column in columns))}
+    return sorted(columns, key=lambda column: order[column.group])
+
+
+def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") -> str:
+    """The matrix page; ``graded``: (student, report) pairs; each student's page is ``STUDENT.html``."""
+    assert family in FAMILIES
+    columns = columnsOf(family)
+    rows = sorted(graded, key=lambda pair: pair[0].casefold())
+    groups: list[tuple[str, int]] = []
+    for column in columns:
+        if groups and groups[-1][0] == column.group:
+            groups[-1] = (column.group, groups[-1][1] + 1)
+        else:
+            groups.append((column.group, 1))
+    title = title or f"velhanet-grade {family}: {len(rows)} students"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        '<div class="scroll"><table class="matrix"><thead><tr><th rowspan="2">student</th>',
+        *(f'<th colspan="{span}" class="group">{escape(name)}</th>' for name, span in groups),
+        '<th rowspan="2">verdict</th></tr><tr>',
+        *(f'<th class="rule" title="{escape(c.rule)}"><span>{escape(c.anchor)}</span></th>' for c in columns),
+        "</tr></thead><tbody>",
+    ]
+    passing = dict.fromkeys((column.anchor for column in columns), 0)
+    for student, report in rows:
+        page = quote(f"{student}.html")
+        verdicts = {outcome.anchor: outcome for outcome in report.outcomes}
+        cells = [f'<th class="student"><a href="{page}">{escape(student)}</a></th>']
+        for column in columns:
+            outcome = verdicts.get(column.anchor)
+            if outcome is None:
+                cells.append('<td class="none">—</td>')
+                continue
+            passing[column.anchor] += outcome.status == PASS
+            colour = COLOURS.get(outcome.status, "#57606a")
+            cells.append(
+                f'<td class="cell {outcome.status.lower().replace(" ", "-")}" style="background:{colour}" '
+                f'title="{escape(column.anchor)}: {escape(outcome.reason or outcome.status)}">'
+                f'<a href="{page}#{quote(column.anchor)}">{SHORT.get(outcome.status, outcome.status)}</a></td>'
+            )
+        cells.append(f"<td class=\"verdict\">{escape(studentVerdict(report))}</td>")
+        parts.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append('</tbody><tfoot><tr><th>passed by</th>')
+    parts += [f'<td class="count">{passing[c.anchor]}/{len(rows)}</td>' for c in columns]
+    parts.append("<td></td></tr></tfoot></table></div>")
+    parts.append(
+        '<p class="small">Each cell links to the rule in that student\'s page: the exchange on the wire, '
+        "the original sentence, expected and observed, and the command that runs the check again.</p>"
+    )
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def studentVerdict(report: Report) -> str:
+    if report.program is not None and report.program.brokeALimit:
+        return f"fail: {report.program.cause}"
+    if report.cannotTest:
+        return f"cannot test: {report.cannotTest}"
+    return "fail" if report.count(FAIL) else "pass"
+
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:90rem;padding:1rem;
+color:#1f2328}
+h1{font-size:1.3rem}.scroll{overflow-x:auto}.small{color:#57606a;font-size:.85rem}
+table{border-collapse:collapse}th,td{border:1px solid #d0d7de;padding:.2rem .35rem;text-align:center}
+th.group{background:#f6f8fa;font-size:.85rem}th.rule{vertical-align:bottom;height:9rem;font-weight:500;
+font-size:.75rem}th.rule span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
+th.student{text-align:left;white-space:nowrap}td.cell a{color:#fff;text-decoration:none;font-size:.8rem;
+display:block}td.verdict{text-align:left;font-size:.85rem;max-width:22rem}td.count{font-size:.8rem;
+color:#57606a}tfoot th{text-align:left}
+"""

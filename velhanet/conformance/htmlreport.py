@@ -1,0 +1,138 @@
+"""``velhanet-check … --html FILE``: the report as one self-contained page a student reads offline or on a phone.
+
+The summary, then one section per rule (``id`` = the rule's id, so a class matrix links to it): its
+verdict's colour, velhanet's rule and its paragraph in ``docs/``, the original sentence in the text's
+own language, expected and observed, the command that runs the check again, and the exchange as a
+table: time offset, what was sent and what was received in two columns, the bytes with their decoded
+meaning beside them. No script, no external file, no network: styles are inline in the page.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN
+from velhanet.conformance.exchange import EVENT, SENT, ExchangeLine
+from velhanet.conformance.runner import Outcome, Report, summary
+
+COLOURS = {PASS: "#1a7f37", FAIL: "#cf222e", WARN: "#9a6700", SKIP: "#57606a", NOT_RUN: "#6e7781"}
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:70rem;padding:1rem;
+color:#1f2328;line-height:1.4}
+h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.05rem;margin:0 0 .3rem}
+.counts span{display:inline-block;margin:.2rem .6rem .2rem 0;padding:.1rem .5rem;border-radius:.3rem;color:#fff}
+section.rule{border:1px solid #d0d7de;border-left:.5rem solid var(--c);border-radius:.4rem;margin:.8rem 0;
+padding:.6rem .8rem}
+.verdict{color:#fff;background:var(--c);border-radius:.3rem;padding:.05rem .45rem;font-size:.85rem;
+margin-right:.4rem}
+.ref,.small{color:#57606a;font-size:.85rem}
+blockquote{margin:.4rem 0;padding:.2rem .7rem;border-left:.25rem solid #d0d7de;color:#24292f;font-style:italic}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;margin:.4rem 0}dt{font-weight:600}
+dd{margin:0;overflow-wrap:anywhere}
+code,pre,td.raw{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.82rem}
+pre{background:#f6f8fa;padding:.4rem;border-radius:.3rem;white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;margin:.4rem 0}
+th,td{border:1px solid #d0d7de;padding:.15rem .35rem;vertical-align:top;text-align:left}
+th{background:#f6f8fa;font-size:.8rem}td.at{text-align:right;white-space:nowrap;color:#57606a;font-size:.8rem}
+td.raw{overflow-wrap:anywhere;min-width:8rem}td.event{color:#57606a;font-style:italic}
+.meaning{display:block;color:#0550ae;font-family:system-ui,sans-serif;font-size:.8rem}
+.sent{background:#fff8f0}.received{background:#f0f7ff}
+"""
+
+
+def htmlReport(report: Report, program: str = "") -> str:
+    """The whole page; ``program``: what the program printed (a student's page under ``velhanet-grade``)."""
+    title = f"velhanet-check {report.family}: {report.target}"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+    if report.cannotTest:
+        parts.append(f'<p class="cannot">cannot test: {escape(report.cannotTest)}; nothing was graded</p>')
+    else:
+        counts = "".join(
+            f'<span style="background:{COLOURS[status]}">{report.count(status)} {status.lower()}</span>'
+            for status in VERDICTS
+        )
+        parts.append(f'<p class="summary">{escape(summary(report))}</p><p class="counts">{counts}</p>')
+    verdict = report.program
+    if verdict is not None:
+        parts.append('<section class="program"><h2>The program</h2><dl>')
+        if verdict.cause:
+            parts.append(f"<dt>limit broken</dt><dd>{escape(verdict.cause)}</dd>")
+        parts += [f"<dt>note</dt><dd>{escape(note)}</dd>" for note in verdict.notes()]
+        parts.append(f"<dt>sandbox</dt><dd>{escape(verdict.enforcement)}</dd></dl></section>")
+    parts += [ruleSection(outcome) for outcome in report.outcomes]
+    if program:
+        parts.append(f'<section class="output"><h2>What the program printed</h2><pre>{escape(program)}</pre></section>')
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def ruleSection(outcome: Outcome) -> str:
+    colour = COLOURS.get(outcome.status, "#57606a")
+    parts = [
+        f'<section class="rule {outcome.status.lower().replace(" ", "-")}" id="{escape(outcome.anchor)}" '
+        f'style="--c:{colour}">',
+        f'<h2><span class="verdict">{escape(outcome.status)}</span>{escape(outcome.rule)}</h2>',
+        f'<div class="ref">{escape(outcome.anchor)} · velhanet\'s rule: <code>{escape(outcome.reference)}</code></div>',
+    ]
+    original = outcome.original
+    if original is not None:
+        parts.append(
+            f'<blockquote lang="{escape(original.language)}">{escape(original.sentence)}</blockquote>'
+            f'<div class="small">the original text ({escape(original.languageName)}, '
+            f"<code>{escape(original.spec)}</code>)"
+            + (
+                f"; the rule is velhanet's reading of it: <code>{escape(original.decisionReference)}</code>"
+                if original.decision
+                else ""
+            )
+            + "</div>"
+        )
+    facts = []
+    if outcome.status in (FAIL, WARN):
+        facts += [("expected", outcome.expected), ("observed", outcome.observed)]
+    elif outcome.reason:
+        facts.append(("why", outcome.reason))
+    if outcome.status in (FAIL, WARN) and outcome.expected == outcome.rule and outcome.reason != outcome.observed:
+        facts.append(("message", outcome.reason))
+    if outcome.reproduce and outcome.status in (FAIL, WARN):
+        facts.append(("run it again", outcome.reproduce))
+    if facts:
+        parts.append("<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts) + "</dl>")
+    parts.append(exchangeTable(outcome))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def exchangeTable(outcome: Outcome) -> str:
+    lines = outcome.exchange.lines
+    if not lines:
+        return '<p class="small">nothing was exchanged in this check</p>'
+    rows = []
+    for index, line in enumerate(lines):
+        if outcome.exchange.leftOut and index == len(outcome.exchange.head):
+            rows.append(f'<tr><td colspan="4" class="event">… {outcome.exchange.leftOut} lines left out …</td></tr>')
+        rows.append(exchangeRow(line))
+    return (
+        '<div class="scroll"><table class="exchange"><thead><tr><th>ms</th><th>channel</th>'
+        "<th>sent by the checker</th><th>received from the program</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
+
+
+def exchangeRow(line: ExchangeLine) -> str:
+    at = f'<td class="at">{line.at:+d}</td><td class="small">{escape(line.channel)}</td>'
+    if line.kind == EVENT:
+        return f'<tr>{at}<td colspan="2" class="event">{escape(line.meaning)}</td></tr>'
+    cell = f'<td class="raw">{escape(line.raw)}<span class="meaning">{escape(line.meaning)}</span></td>'
+    if line.kind == SENT:
+        return f'<tr class="sent">{at}{cell}<td></td></tr>'
+    return f'<tr class="received">{at}<td></td>{cell}</tr>'
