@@ -19,7 +19,7 @@ from tests.chromium import CHROMIUM, NO_CHROMIUM, Chromium
 from tests.processes import ENVIRONMENT, PYTHON, ROOT, Child, freePort
 from velhanet.conformance.exchange import Exchange, escape
 from velhanet.conformance.originals import originalsOf
-from velhanet.conformance.runner import FAMILIES, checksOf, ruleOf
+from velhanet.conformance.runner import FAMILIES, Outcome, checksOf, ruleOf
 
 SENT_TWICE = b'{"Cmd": 2, "User": "twice", "Args": ""}{"Cmd": 2, "User": "twice", "Args": ""}'
 """What the check gambit-back-to-back writes, in one write."""
@@ -52,6 +52,26 @@ class ExchangeTests(SynchronousTestCase):
         self.assertEqual(
             [(line.at, line.meaning) for line in record.lines], [(200, "earlier, reported late"), (500, "later")]
         )
+
+
+class ExpectedObservedTests(SynchronousTestCase):
+    """A check's message as expected and observed: ``X must Y; got Z``, ``X must Y; Z``, ``X must Y: Z``."""
+
+    def split(self, reason: str) -> tuple[str, str]:
+        outcome = Outcome("FAIL", "The rule.", reason, "velhanet.conformance.gambit.G.test_x")
+        return outcome.expected, outcome.observed
+
+    def test_forms(self) -> None:
+        self.assertEqual(self.split("CREATE must get OK; got nothing"), ("CREATE must get OK", "nothing"))
+        self.assertEqual(
+            self.split("the server must keep serving; no TCP connection to 127.0.0.1:22022: Connection refused"),
+            ("the server must keep serving", "no TCP connection to 127.0.0.1:22022: Connection refused"),
+        )
+        self.assertEqual(
+            self.split("the second object must not be lost: after OK came nothing"),
+            ("the second object must not be lost", "after OK came nothing"),
+        )
+        self.assertEqual(self.split("a message without the word"), ("The rule.", "a message without the word"))
 
 
 class OriginalsTests(SynchronousTestCase):

@@ -216,7 +216,9 @@ def tcpReachable(host: str, port: int, timeout: float = 3.0) -> str | None:
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as error:
+        exchange.current().event("probe", f"a new connection to {host}:{port}: {error.strerror or error}")
         return f"no TCP connection to {host}:{port}: {error.strerror or error}"
+    exchange.current().event("probe", f"a new connection to {host}:{port}: accepted (it still serves)")
     return None
 
 

@@ -94,9 +94,10 @@ class Outcome:
         wanted, separator, came = self.reason.partition("; got ")
         if separator:
             return wanted, came
-        wanted, separator, came = self.reason.partition(": ")
-        if separator and " must " in f" {wanted} ":
-            return wanted, came
+        for separator in ("; ", ": "):  # ``X must Y; Z`` before ``X must Y: Z`` (an address has a colon)
+            wanted, found, came = self.reason.partition(separator)
+            if found and " must " in f" {wanted} ":
+                return wanted, came
         return self.rule, self.reason
 
     @property
@@ -278,7 +279,10 @@ def runChecks(
 def _diedDuring(outcome: Outcome, stopped: str) -> None:
     """The target stopped while this check ran: the check names what stopped it."""
     if outcome.status == FAIL:
-        outcome.reason += f"; and the target stopped during this check: {stopped}"
+        if stopped not in outcome.reason:  # the check may have said so itself
+            outcome.reason += f"; and the target stopped during this check: {stopped}"
+        else:
+            outcome.reason += "; the target stopped during this check"
     else:
         before = {PASS: "it had passed", WARN: "before that it found", SKIP: "it was skipped"}.get(
             outcome.status, "before that"

@@ -22,69 +22,19 @@ import socket
 import time
 
 from velhanet.conformance import exchange
-from velhanet.conformance.base import ConformanceCase, Target, rule
-from velhanet.conformance.velhaplayer import SeriesDriver, Udp, helloRoundTrip, receiveStart, streamMeaning
+from velhanet.conformance.base import ConformanceCase, rule
+from velhanet.conformance.velhaplayer import SeriesDriver, Udp, receiveStart, streamMeaning
+from velhanet.conformance.velhaprobe import DEAF_WAIT, NICK, PROBE_NICKS
+from velhanet.conformance.velhaprobe import canTest as canTest  # the runner asks the family's module
+from velhanet.conformance.velhaprobe import probe as probe
 from velhanet.velha import wire
 from velhanet.velha.invite import ANSWER_DELAY, ANSWER_RESEND, CONNECT_DELAY
 
-NICK = "vcheck"
 OTHER_NICK = "vcheck2"
 INVITED_NICK = "vinvite"
 """The nick the target must invite for the series with the target as inviter; the checker uses it
 nowhere else, so a peer started with ``--invite vinvite`` invites it whenever that check runs."""
 
-
-def canTest(target: Target) -> str | None:
-    """Something listens on the peer's UDP port (no ICMP 'port unreachable'); remember if it answers MSG01."""
-    local = target.extra.get("local", "127.0.0.1")
-    try:
-        udp = Udp(local, target.port)
-    except OSError as error:
-        return f"cannot bind our own UDP port {local}:{target.port} (--local): {error.strerror or error}"
-    try:
-        unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, NICK, target.seconds(HELLO_WAIT))
-    finally:
-        udp.close()
-    if unreachable is not None:
-        return unreachable
-    target.extra["answersHello"] = answered
-    return None
-
-
-def probe(target: Target) -> str | None:
-    """Still serving: its UDP port is open and, if it answered MSG01 before, it still does.
-
-    A peer that never answered MSG01 has only its port to show: the probe
-    then waits L{DEAF_WAIT} for the ICMP "port unreachable" of a closed one.
-    """
-    local = target.extra.get("local", "127.0.0.1")
-    try:
-        udp = Udp(local, target.port)
-    except OSError:
-        return None  # our own port is busy for a moment (a check's cleanup): nothing to say about the target
-    wait = HELLO_WAIT if target.extra.get("answersHello") else DEAF_WAIT
-    try:
-        for nick in PROBE_NICKS:  # several lengths, each from a fresh socket: a peer that misreads one still answers
-            unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, nick, target.seconds(wait))
-            if unreachable is not None:
-                return f"{unreachable} any more"
-            if answered or not target.extra.get("answersHello"):
-                return None
-        forms = ", ".join(repr(wire.encode(wire.Hello(nick)).decode()) for nick in PROBE_NICKS)
-        return f"it no longer answers MSG01 in any of {len(PROBE_NICKS)} forms ({forms}): its UDP listener stopped"
-    finally:
-        udp.close()
-
-
-PROBE_NICKS = (NICK, "vcheck-probe-longer-nick"[:20], "vp")
-"""The nicks of the MSG01s that ask whether the target still serves: three lengths (a peer that reads a
-datagram shorter than the one before with stale bytes misses the short one, not the long one)."""
-
-HELLO_WAIT = 5.0
-"""Seconds the checker's own MSG01 (before the checks, and between them) waits for MSG02."""
-
-DEAF_WAIT = 1.0
-"""Seconds a check's first MSG01 waits for MSG02 from a peer that did not answer the first MSG01 of the run."""
 
 INVITE_WAIT = 30.0
 """Seconds a MSG04 waits for its MSG05 (the rule velha-invite's own limit)."""
@@ -106,13 +56,8 @@ class VelhaConformance(ConformanceCase):
         self.addCleanup(self.udp.close)
 
     def nothingOr(self) -> str:
-        """What came from the target instead of the answer awaited: "nothing", or the malformed datagrams
-        it sent, each with why (evidence, never "nothing" when something came)."""
-        came, self.udp.malformed = self.udp.malformed, []
-        if not came:
-            return "nothing"
-        shown = "; ".join(f"received {raw.decode('latin-1')!r}: {why}" for raw, why in came[:3])
-        return f"only malformed datagrams: {shown}" + (f" (and {len(came) - 3} more)" if len(came) > 3 else "")
+        """What came from the target instead of the answer awaited (L{Udp.instead})."""
+        return self.udp.instead()
 
     def hello(self, timeout: float | None = None) -> wire.HelloReply | None:
         """MSG01, and its MSG02 within ``timeout`` (default: ``--timeout``).
@@ -126,6 +71,13 @@ class VelhaConformance(ConformanceCase):
             timeout = DEAF_WAIT if self.target.extra.get("answersHello") is False else self.target.timeout
         self.udp.send(self.peer, wire.encode(wire.Hello(NICK)))
         return self.udp.receive(wire.HelloReply, self.peer, self.target.seconds(timeout))  # type: ignore[return-value]
+
+    def answeredAnother(self) -> str:
+        """After a MSG01 went unanswered: if one of another form sent right after gets MSG02, say so."""
+        again = next((nick for nick in PROBE_NICKS if self.helloAs(nick)), None)
+        return "" if again is None else (
+            f" (a MSG01 sent right after, {wire.encode(wire.Hello(again))!r}, was answered: the peer drops some"
+            " datagrams; one shorter than the datagram before it, read with a reused buffer?)")  # fmt: skip
 
     def helloAs(self, nick: str) -> bool:
         """MSG01 as ``nick``: did MSG02 come?"""
@@ -254,17 +206,8 @@ class VelhaConformance(ConformanceCase):
         answer = self.hello(15)
         if answer is None:
             came = self.nothingOr()
-            again = [nick for nick in PROBE_NICKS if self.helloAs(nick)]
-            self.require(
-                False,
-                f"MSG02 must answer MSG01 within {self.target.limit(15)}, sent to our IP at port 20181; got {came}"
-                + (
-                    f" (a MSG01 sent right after, {wire.encode(wire.Hello(again[0]))!r}, was answered: the peer"
-                    " drops some datagrams; one shorter than the datagram before it, read with a reused buffer?)"
-                    if again
-                    else ""
-                ),
-            )
+            self.require(False, f"MSG02 must answer MSG01 within {self.target.limit(15)}, sent to our IP at port"
+                         f" 20181; got {came}{self.answeredAnother()}")  # fmt: skip
 
     @rule("velha-malformed-datagrams", last=True)
     def test_malformedDatagramsDoNotStopTheListener(self) -> None:
@@ -276,22 +219,10 @@ class VelhaConformance(ConformanceCase):
         )
         for junk in (b"0101pyBot", b"\xff" * 1000, b"01009Bo", b"99005"):
             self.udp.send(self.peer, junk)
-        answered = self.hello() is not None
-        if not answered:
+        if self.hello() is None:
             came = self.nothingOr()
-            others = [nick for nick in PROBE_NICKS[1:] if self.helloAs(nick)]
-            self.require(
-                False,
-                "after malformed datagrams MSG01 must still be answered by MSG02; got "
-                + came
-                + (
-                    f" to {wire.encode(wire.Hello(NICK))!r}, while a MSG01 of another length"
-                    f" ({wire.encode(wire.Hello(others[0]))!r}) was answered: the peer misreads a datagram"
-                    " shorter than the one before (a reused buffer read whole?)"
-                    if others
-                    else ""
-                ),
-            )
+            self.require(False, f"after malformed datagrams MSG01 must still be answered by MSG02; got {came}"
+                         + self.answeredAnother())  # fmt: skip
 
     # -- invitation ----------------------------------------------------------------------------
 

@@ -104,6 +104,15 @@ class Udp:
             if isinstance(message, kind):
                 return message
 
+    def instead(self) -> str:
+        """What came from the target since the last call instead of an answer: "nothing", or the malformed
+        datagrams it sent, each with why (evidence, never "nothing" when something came)."""
+        came, self.malformed = self.malformed, []
+        if not came:
+            return "nothing"
+        shown = "; ".join(f"received {raw.decode('latin-1')!r}: {why}" for raw, why in came[:3])
+        return f"only malformed datagrams: {shown}" + (f" (and {len(came) - 3} more)" if len(came) > 3 else "")
+
     def close(self) -> None:
         self.socket.close()
 
