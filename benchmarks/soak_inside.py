@@ -52,9 +52,9 @@ VELHA_STORM = [f"127.0.0.{last}" for last in range(73, 80)]
 
 
 def velhaOptions(port: int) -> list[str]:
-    """Both peers of a velha soak: bots at full speed, every protocol timer at a twentieth (a best-of-5 takes
-    a fraction of a second); ``--start-grace 2`` (0.1 s then) leaves a busy machine the time to start a game."""
-    return ["--bot", "--port", str(port), "--move-delay", "0", "--start-grace", "2", "--time-scale", "0.05"]
+    """Both peers of a velha soak: bots at full speed, every protocol timer at a tenth (a best-of-5 takes a
+    fraction of a second); ``--start-grace 2`` (0.2 s then) leaves a busy machine the time to start a game."""
+    return ["--bot", "--port", str(port), "--move-delay", "0", "--start-grace", "2", "--time-scale", "0.1"]
 
 
 MACHINES = ("automat._typed.Typed<",)

@@ -1,10 +1,10 @@
 """``velhanet-check … --html FILE``: the report as one self-contained page a student reads offline or on a phone.
 
-The summary, then one section per rule (``id`` = the rule's id, so a class matrix links to it): its
-verdict's colour, velhanet's rule and its paragraph in ``docs/``, the original sentence in the text's
-own language, expected and observed, the command that runs the check again, and the exchange as a
-table: time offset, what was sent and what was received in two columns, the bytes with their decoded
-meaning beside them. No script, no external file, no network: styles are inline in the page.
+The summary, then one section per rule, FAILs first, then WARNs (``id`` = the rule's id, so a class
+matrix links to it): its verdict's colour, velhanet's rule and its paragraph in ``docs/``, the original
+sentence in the text's own language, expected and observed, the command that runs the check again, and
+the exchange as a table: time offset, what was sent and what was received in two columns, the bytes
+with their decoded meaning beside them. No script, no external file, no network: styles are inline.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def htmlReport(report: Report, program: str = "") -> str:
             parts.append(f"<dt>limit broken</dt><dd>{escape(verdict.cause)}</dd>")
         parts += [f"<dt>note</dt><dd>{escape(note)}</dd>" for note in verdict.notes()]
         parts.append(f"<dt>sandbox</dt><dd>{escape(verdict.enforcement)}</dd></dl></section>")
-    parts += [ruleSection(outcome) for outcome in report.outcomes]
+    first = {FAIL: 0, WARN: 1, NOT_RUN: 2, SKIP: 3, PASS: 4}  # what to fix first, first
+    parts += [ruleSection(o) for o in sorted(report.outcomes, key=lambda outcome: first.get(outcome.status, 5))]
     if program:
         parts.append(f'<section class="output"><h2>What the program printed</h2><pre>{escape(program)}</pre></section>')
     parts.append("</body></html>")
