@@ -214,3 +214,55 @@ class GambitEvidenceTests(SynchronousTestCase):
             "getComputedStyle(document.querySelector('#gambit-back-to-back .verdict')).backgroundColor"
         )
         self.assertEqual(colour, "rgb(207, 34, 46)")
+
+
+def checked(family: str, *arguments: str) -> dict[str, dict[str, Any]]:
+    """``velhanet-check FAMILY ARGUMENTS --json``: its rules by id."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "r.json"
+        subprocess.run(
+            [PYTHON, "-m", "velhanet.conformance.report", family, *arguments, "--json", str(report)],
+            cwd=ROOT,
+            env=ENVIRONMENT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        return {rule["id"]: rule for rule in json.loads(report.read_text())["rules"]}
+
+
+class FamiliesEvidenceTests(SynchronousTestCase):
+    """One rule of each other family broken by a stand-in: its exchange holds what the stand-in sent."""
+
+    def test_sochaJoinedWithoutRoomId(self) -> None:
+        port = freePort()
+        Child(self, [PYTHON, "-m", "tests.broken.socha_server", str(port), "socha-join", "0.5"]).waitForPort(port)
+        rule = checked("socha", "--target", f"127.0.0.1:{port}", "--time-scale", "0.5", "--only", "socha-join")[
+            "socha-join"
+        ]
+        self.assertEqual(rule["status"], "FAIL")
+        sent = [line for line in rule["exchange"] if line["kind"] == "sent"]
+        self.assertEqual(sent[0]["raw"], "<protocol><join/>")
+        received = [line for line in rule["exchange"] if line["kind"] == "received"]
+        self.assertRegex(received[0]["raw"], r'<joined roomid="[^"]+"/>')
+        self.assertRegex(received[0]["meaning"], r"^joined roomid=")
+        self.assertEqual(rule["original"]["language"], "de")
+
+    def test_gobangSizeInTheWrongField(self) -> None:
+        directory = tempfile.mkdtemp()
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", directory], check=False))
+        server = Child(self, [PYTHON, "-m", "tests.broken.gobang_server", directory, "gobang-signon"])
+        pid = server.readLine().strip()
+        rules = checked(
+            "gobang", "--target", pid, "--fifo-dir", directory, "--time-scale", "0.25", "--only", "gobang-signon"
+        )
+        rule = rules["gobang-signon"]
+        self.assertEqual(rule["status"], "FAIL")
+        sent = [line for line in rule["exchange"] if line["kind"] == "sent"]
+        self.assertTrue(sent and sent[0]["meaning"].startswith("op 1 SIGNON_BLACK"), rule["exchange"])
+        received = [line for line in rule["exchange"] if line["kind"] == "received"]
+        self.assertTrue(received, rule["exchange"])
+        self.assertRegex(received[0]["meaning"], r"^op 7 BOARD_SIZE x=\d+ y=0$")
+        self.assertRegex(received[0]["raw"], r"^(\\x[0-9a-f]{2}|.){2}$")  # a server word: 2 bytes
+        times = [line["at"] for line in rule["exchange"]]
+        self.assertEqual(times, sorted(times), "the agent's own lines in time order with the checker's")
