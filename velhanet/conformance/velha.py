@@ -192,11 +192,16 @@ class VelhaConformance(ConformanceCase):
             over,
             f"the series must end at a third win or after the fifth game; events: {driver.recorder.events[-3:]}",
         )
+        found = []  # every deviation of the series, in one WARN
+        if driver.afterTheEnd:
+            playedOn = ", ".join(driver.afterTheEnd[:3])
+            found.append(f"after the series was decided the target went on playing ({playedOn})")
         if not driver.peerClosed:
-            self.deviation("after the series the target kept the connection open (the text closes it automatically)")
+            found.append("after the series the target kept the connection open (the text closes it automatically)")
         notices = [str(n) for n in driver.recorder.of("notice") if "text MSG" in str(n) or "original" in str(n)]
-        if notices:
-            self.deviation(f"the target deviates from the text but the game stayed well defined: {notices[0]}")
+        found += [f"the game stayed well defined, but: {notice}" for notice in dict.fromkeys(notices)]
+        if found:
+            self.deviation("; ".join(found))
 
     # -- discovery ------------------------------------------------------------------------------
 

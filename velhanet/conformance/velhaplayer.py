@@ -186,6 +186,8 @@ class SeriesDriver:
         self.recorder = Recorder()
         self.decoder = wire.StreamDecoder()
         self.malformed: list[str] = []
+        self.afterTheEnd: list[str] = []
+        """What the target sent after the series was decided (a game it started after a third win)."""
         self.closeWanted = False
         self.peerClosed = False
         self.bot = PerfectBot(seed=1)
@@ -262,6 +264,8 @@ class SeriesDriver:
                 meanings.append(meaning(item))
                 messages.append(item)
         exchange.current().received(self.channel, data, "; ".join(meanings) or "(part of a message)")
+        if self.recorder.of("seriesOver"):  # the series is decided: anything more is the target playing on
+            self.afterTheEnd += [meaning(message) for message in messages]
         for message in messages:  # after the record of what came: the answers come after it too
             deliver(self.machine, message)
 
