@@ -54,6 +54,8 @@ from velhanet.sandbox.blocking import BlockingProgram, SandboxStartFailed
 from velhanet.startup import ArgumentParser
 
 RUN_FILE = "velhanet-run"
+PAGE_OUTPUT = 64 * 1024
+"""Bytes of what a program printed that its page shows (the end; the whole is ``STUDENT.log`` beside it)."""
 START_WAIT = 10.0
 
 
@@ -268,7 +270,9 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
         graded.append(Graded(submission.name, report))
         (outDir / f"{submission.name}.json").write_text(jsonReport(report) + "\n", encoding="utf-8")
         (outDir / f"{submission.name}.xml").write_bytes(junitXml(report))
-        printed = log.read_bytes().decode("utf-8", "replace") if log.exists() else ""
+        printed = log.read_bytes()[-PAGE_OUTPUT:].decode("utf-8", "replace") if log.exists() else ""
+        if log.exists() and log.stat().st_size > PAGE_OUTPUT:
+            printed = f"… the last {PAGE_OUTPUT // 1024} KiB of {log.name} ({log.stat().st_size} bytes) …\n{printed}"
         (outDir / f"{submission.name}.html").write_text(htmlReport(report, printed), encoding="utf-8")
     (outDir / "index.html").write_text(
         classPage(arguments.family, [(g.student, g.report) for g in graded]), encoding="utf-8"

@@ -23,7 +23,7 @@ import time
 
 from velhanet.conformance import exchange
 from velhanet.conformance.base import ConformanceCase, rule
-from velhanet.conformance.velhaplayer import SeriesDriver, Udp, receiveStart, streamMeaning
+from velhanet.conformance.velhaplayer import SeriesDriver, Udp, datagramMeaning, receiveStart, streamMeaning
 from velhanet.conformance.velhaprobe import DEAF_WAIT, NICK, PROBE_NICKS
 from velhanet.conformance.velhaprobe import canTest as canTest  # the runner asks the family's module
 from velhanet.conformance.velhaprobe import probe as probe
@@ -222,12 +222,12 @@ class VelhaConformance(ConformanceCase):
             f"needs a peer that answers MSG01; got {self.nothingOr()}",
             dependsOn="velha-hello",
         )
-        for junk in (b"0101pyBot", b"\xff" * 1000, b"01009Bo", b"99005"):
+        for junk in (b"0101pyBot", b"\xff" * 1000, b"01009Bo", b"99005"):  # each, then MSG01: which one hurt
             self.udp.send(self.peer, junk)
-        if self.hello() is None:
-            came = self.nothingOr()
-            self.require(False, f"after malformed datagrams MSG01 must still be answered by MSG02; got {came}"
-                         + self.answeredAnother())  # fmt: skip
+            if self.hello() is None:
+                came, why = self.nothingOr(), datagramMeaning(junk).removeprefix("malformed: ")
+                self.require(False, f"after the malformed datagram {junk[:12]!r} ({why}) MSG01 must still be answered"
+                             f" by MSG02; got {came}{self.answeredAnother()}")  # fmt: skip
 
     # -- invitation ----------------------------------------------------------------------------
 
