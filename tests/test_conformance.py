@@ -411,6 +411,29 @@ class VelhaChecks(ConformanceRuns):
         others = {rule: found["status"] for rule, found in rules.items() if rule != "velha-series-inviter"}
         self.assertEqual(set(others.values()), {"PASS"}, text)
 
+    def test_peerStuckAfterAMatchFailsOnce(self) -> None:
+        """A peer whose TCP side dies in its first match and refuses every invitation after it: the rule that
+        breaks (an idle peer accepts) FAILs once, with the refusals; the checks that needed a match name it."""
+        rules, text, _ = self.studentsPeer("stuck-after-a-match", 24)
+        self.assertEqual(rules["velha-invite"]["status"], "FAIL", text)
+        self.assertIn("got b'05013Faulty|0' three times, 5 s apart", rules["velha-invite"]["reason"])
+        self.assertIn("it has refused every invitation since the check velha-", rules["velha-invite"]["reason"])
+        needed = [rule for rule, found in rules.items() if found["status"] == "NOT RUN"]
+        self.assertTrue(needed, text)
+        for rule in needed:
+            self.assertEqual(rules[rule]["dependsOn"], "velha-invite", rule)
+            self.assertIn("consequence of the FAIL of", rules[rule]["reason"])
+        self.assertEqual([rule for rule, found in rules.items() if found["status"] == "FAIL"], ["velha-invite"])
+
+    def test_aRefusalReceivedElsewhereIsGradedByItsOwnRule(self) -> None:
+        """The same stuck peer, refusing with the inviter's nick: velha-busy cannot play its own match, and
+        grades the refusals the checker did receive (WARN), instead of NOT RUN."""
+        rules, text, _ = self.studentsPeer("stuck-refusing-with-the-inviters-nick", 25)
+        self.assertEqual(rules["velha-invite"]["status"], "FAIL", text)
+        busy = rules["velha-busy"]
+        self.assertEqual(busy["status"], "WARN", text)
+        self.assertRegex(busy["reason"], r"a refusal received during velha-[a-z0-9-]+, b'05013vcheck\|0', carries the")
+
     def test_nobodyListeningCannotBeTested(self) -> None:
         target, local, local2, port = self.addresses(20)
         self.assertCannotTest(*self.checkPeer(target, local, local2, port), "nothing listens on UDP")

@@ -138,6 +138,32 @@ def readerDiesOnJunk() -> None:
     MatchProtocol.dataReceived = dataReceived  # type: ignore[method-assign]
 
 
+def stuckAfterItsFirstMatch() -> None:
+    """As a student's peer whose TCP reader dies on the first message it reads: it stays "in a match"
+    for ever (the connection's end goes unnoticed), and refuses every invitation after it as busy."""
+    original = MatchProtocol.dataReceived
+
+    def dataReceived(self: MatchProtocol, data: bytes) -> None:
+        self.__dict__["dead"] = True  # the reader thread ended; nobody reads this connection again
+
+    def connectionLost(self: MatchProtocol, reason: Any = None) -> None:
+        pass  # the program never learns that the match is over: busy from now on
+
+    MatchProtocol.dataReceived = dataReceived  # type: ignore[method-assign]
+    MatchProtocol.connectionLost = connectionLost  # type: ignore[method-assign]
+    del original
+
+
+def stuckAndRefusingWithTheInvitersNick() -> None:
+    """The stuck peer above, and its busy refusals carry the inviter's nick (as the original program's)."""
+    stuckAfterItsFirstMatch()
+
+    def sendAnswer(self: InviteeHandshake, port: int) -> None:
+        self.table.datagrams.send(wire.InviteAnswer(self.nick if port == 0 else self.table.nick, port), self.address)
+
+    InviteeHandshake.sendAnswer = sendAnswer  # type: ignore[method-assign]
+
+
 def wrongLengthField() -> None:
     """As a student's peer: MSG02 and MSG05 whose length field counts only the body (``02005ana``)."""
     original = VelhaDatagramProtocol.send
@@ -183,6 +209,8 @@ FAULTS = {
     "wrong-length-field": wrongLengthField,
     "stale-buffer": staleBuffer,
     "never-invites": neverInvites,
+    "stuck-after-a-match": stuckAfterItsFirstMatch,
+    "stuck-refusing-with-the-inviters-nick": stuckAndRefusingWithTheInvitersNick,
     "velha-hello": deafToHello,
     "velha-malformed-datagrams": listenerDiesOnJunk,
     "velha-invite": neverSendsStart,
