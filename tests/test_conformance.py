@@ -211,7 +211,15 @@ class SochaPlayerChecks(ConformanceRuns):
 
     def test_realPlayerPasses(self) -> None:
         command = f"{PYTHON} tests/socha_player.py {{port}} 5"
-        self.assertAllPass(*self.check("--command", command, "--strict"))
+        code, data, text = self.check("--command", command, "--strict")
+        self.assertAllPass(code, data, text)
+        # every rule of the one game shows the game's XML, to and from the player, in order
+        joined = {rule["id"]: rule["exchange"] for rule in data["rules"]}["socha-player-join"]
+        received = [line for line in joined if line["kind"] == "received"]
+        self.assertEqual(received[0]["meaning"], "join", joined[:4])
+        self.assertTrue(any("moveRequest" in line["raw"] for line in joined if line["kind"] == "sent"))
+        self.assertTrue(any("class=move" in line["meaning"] for line in received))
+        self.assertIn("the program ended: ", joined[-1]["meaning"])
 
     def runFault(self, anchor: str, status: str) -> None:
         command = f"{PYTHON} tests/broken/socha_player.py {{port}} {anchor}"
@@ -385,6 +393,9 @@ class VelhaChecks(ConformanceRuns):
         received = [line for line in rules["velha-invite"]["exchange"] if line["kind"] == "received"]
         self.assertTrue(any(line["raw"].startswith("05012Faulty|") for line in received), received)
         self.assertNotIn("got nothing", text)
+        # the console: the bytes as they came, and what they are, under the FAIL
+        self.assertIn("         observed: only malformed datagrams: received '02006Faulty': header says 6", text)
+        self.assertRegex(text, r"<- udp \S+ +02006Faulty  = from \S+: malformed: header says 6 characters")
 
     def test_peerThatMissesAShortDatagramIsNotStopped(self) -> None:
         """A peer that reads a datagram shorter than the one before with stale bytes: it misses one MSG01
