@@ -150,6 +150,31 @@ class RuleAnchorTests(SynchronousTestCase):
                 self.assertTrue(anchor.startswith(family.split("-")[0] + "-"), anchor)
                 self.assertIn(f'<a id="{anchor}"></a>', text, f"{DOCS[family]} has no paragraph for {anchor}")
 
+    def test_theDocGroupsTheRulesAsTheChecksAreWritten(self) -> None:
+        """The class matrix groups and orders its columns as the checks are written (``# -- group --``); the
+        family's doc lists its rules under the same bold group labels, in the same order."""
+        from velhanet.conformance.classpage import columnsOf
+        from velhanet.conformance.runner import DOCS, FAMILIES
+
+        root = Path(__file__).resolve().parent.parent
+        for family in FAMILIES:
+            text = (root / DOCS[family]).read_text(encoding="utf-8")
+            section = text[text.index("## Rules that") :]
+            section = section[: section.index("\n## ", 5)]
+            listed: list[tuple[str, str]] = []
+            group = ""
+            for line in section.splitlines():
+                label = re.fullmatch(r"\*\*(.+)\*\*", line.strip())
+                if label:
+                    group = label.group(1).lower()
+                anchor = re.match(r'- <a id="([^"]+)"', line)
+                if anchor and anchor.group(1).startswith(family + "-") and (
+                    family == "socha-player" or not anchor.group(1).startswith("socha-player-")
+                ):
+                    listed.append((group, anchor.group(1)))
+            written = [(column.group.lower(), column.anchor) for column in columnsOf(family)]
+            self.assertEqual(listed, written, f"{DOCS[family]}: the rules' groups and order")
+
     def test_noDocumentPointsOutsideTheRepository(self) -> None:
         root = Path(__file__).resolve().parent.parent
         for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:

@@ -1,7 +1,8 @@
 """``velhanet-grade``'s ``index.html``: a class at a glance, students × rules.
 
-One row per student (sorted by name), one column per rule (grouped as the family's checks group them:
-discovery, invitation, series…), each cell the verdict, linked to that rule in that student's page
+One row per student (sorted by name), one column per rule, grouped and ordered as the family's doc lists
+them, which is as its checks are written (discovery, invitation, series…; ``tests/test_docs.py`` keeps
+the two in step). Each cell is the verdict, linked to that rule in that student's page
 (``STUDENT.html#rule``); under them a row of how many students pass each rule: what the class as a whole
 got wrong is what the teacher explains next. Self-contained, as the students' pages are.
 """
@@ -32,20 +33,23 @@ class Column:
 
 def columnsOf(family: str) -> list[Column]:
     """The family's rules in run order, each with the section of the checks it is in (``# -- discovery --``)."""
-    columns = []
+    placed = []
     for test in checksOf(family):
         text, anchor = ruleOf(test)
         method = getattr(type(test), test._testMethodName, None)
-        group = family
+        method = inspect.unwrap(method) if method is not None else None  # past @inlineCallbacks
+        group, line = family, 0
         if method is not None:
-            lines, start = inspect.getsourcelines(inspect.getmodule(method))  # type: ignore[arg-type]
-            before = lines[: method.__code__.co_firstlineno - 1]
-            for line in reversed(before):
-                found = SECTION.match(line)
+            line = method.__code__.co_firstlineno
+            lines, _ = inspect.getsourcelines(inspect.getmodule(method))  # type: ignore[arg-type]
+            for source in reversed(lines[: line - 1]):
+                found = SECTION.match(source)
                 if found:
                     group = found.group(1).split("(")[0].strip()
                     break
-        columns.append(Column(group, anchor, text))
+        placed.append((line, Column(group, anchor, text)))
+    placed.sort(key=lambda pair: pair[0])  # as the checks are written, which is as the doc lists the rules
+    columns = [column for _, column in placed]
     order = {name: index for index, name in enumerate(dict.fromkeys(column.group for column in columns))}
     return sorted(columns, key=lambda column: order[column.group])
 

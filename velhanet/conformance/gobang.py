@@ -203,6 +203,8 @@ class GobangConformance(ConformanceCase):
         self.precondition(all(code != 10 for code, _, _ in results), "the players could not reach the server's FIFO")
         return results
 
+    # -- signing on ------------------------------------------------------------------------------
+
     @rule("gobang-fifo-name")
     def test_serverFifoName(self) -> None:
         """The server reads the FIFO DIR/gbs.NNNNN, NNNNN its pid zero-padded to 5 digits."""
@@ -220,6 +222,8 @@ class GobangConformance(ConformanceCase):
             words and words[0][0] == 7 and 5 <= words[0][2] <= 63,
             f"the first answer to a signon must be opcode 7 with the size in y; got {words[:1] or output!r}",
         )
+
+    # -- playing ---------------------------------------------------------------------------------
 
     @rule("gobang-black-first")
     def test_blackMovesFirst(self) -> None:
@@ -268,6 +272,8 @@ class GobangConformance(ConformanceCase):
             blackCode == 2 and whiteCode == 2,
             f"white wins after black resigns: opcode 2 to both; got {blackCode}, {whiteCode}",
         )
+
+    # -- ending and watching ---------------------------------------------------------------------
 
     @rule("gobang-signoff")
     def test_signoffEndsGameWith3(self) -> None:

@@ -174,6 +174,8 @@ class SochaConformance(ConformanceCase):
             raise
         return one, two, roomId, state
 
+    # -- a game ----------------------------------------------------------------------------------
+
     @rule("socha-join")
     def test_joinIsAnsweredWithJoined(self) -> None:
         """<join/> is answered by <joined roomId="…"/>."""
@@ -237,6 +239,8 @@ class SochaConformance(ConformanceCase):
                 f"the server must let the client close first after <left/>; got {describe(extra)}",
             )
 
+    # -- violations ------------------------------------------------------------------------------
+
     @rule("socha-invalid-move")
     def test_invalidMoveEndsTheGameAgainstTheMover(self) -> None:
         """An invalid move ends the game: a result with regular="false" and the other team as winner."""
@@ -277,6 +281,8 @@ class SochaConformance(ConformanceCase):
             result is not None,
             f"{self.target.limit(10)} after the moveRequest the game must end with a result; got nothing",
         )
+
+    # -- bad input -------------------------------------------------------------------------------
 
     @rule("socha-unknown-reservation")
     def test_unknownReservationIsAnErrorpacket(self) -> None:

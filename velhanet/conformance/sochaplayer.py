@@ -199,6 +199,8 @@ class SochaPlayerConformance(TestCase):
         if not record.joined:
             raise NotRun("needs the player in a game; it never joined", "socha-player-join")
 
+    # -- the player ------------------------------------------------------------------------------
+
     @rule("socha-player-join")
     @inlineCallbacks
     def test_playerJoins(self):  # type: ignore[no-untyped-def]
