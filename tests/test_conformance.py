@@ -445,6 +445,17 @@ class VelhaChecks(ConformanceRuns):
         self.assertEqual(busy["status"], "WARN", text)
         self.assertRegex(busy["reason"], r"a refusal received during velha-[a-z0-9-]+, b'05013vcheck\|0', carries the")
 
+    def test_aFloodIsCutInTheRecord(self) -> None:
+        """A peer that sends 300 malformed datagrams before each MSG02: the rule's record keeps its first and
+        last lines and says how many it left out, in the JSON and on the console."""
+        rules, text, _ = self.studentsPeer("floods", 26, "--only", "velha-hello", "--verbose")
+        hello = rules["velha-hello"]
+        self.assertEqual(hello["status"], "PASS", text)
+        self.assertEqual(len(hello["exchange"]), 120)
+        self.assertGreater(hello["exchangeLeftOut"], 100)
+        self.assertEqual(hello["exchange"][0]["raw"], "01011vcheck")
+        self.assertIn(f"… {hello['exchangeLeftOut']} lines left out …", text)
+
     def test_nobodyListeningCannotBeTested(self) -> None:
         target, local, local2, port = self.addresses(20)
         self.assertCannotTest(*self.checkPeer(target, local, local2, port), "nothing listens on UDP")

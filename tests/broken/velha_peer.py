@@ -164,6 +164,19 @@ def stuckAndRefusingWithTheInvitersNick() -> None:
     InviteeHandshake.sendAnswer = sendAnswer  # type: ignore[method-assign]
 
 
+def floodsBeforeAnswering() -> None:
+    """Answers MSG01 only after 300 malformed datagrams: a flood for the checker's record to cut."""
+    original = VelhaDatagramProtocol.send
+
+    def send(self: VelhaDatagramProtocol, message: wire.DatagramMessage, host: str) -> None:
+        if isinstance(message, wire.HelloReply):
+            for index in range(300):
+                self.write(f"02099flood{index}".encode(), (host, self.port))
+        original(self, message, host)
+
+    VelhaDatagramProtocol.send = send  # type: ignore[method-assign]
+
+
 def wrongLengthField() -> None:
     """As a student's peer: MSG02 and MSG05 whose length field counts only the body (``02005ana``)."""
     original = VelhaDatagramProtocol.send
@@ -209,6 +222,7 @@ FAULTS = {
     "wrong-length-field": wrongLengthField,
     "stale-buffer": staleBuffer,
     "never-invites": neverInvites,
+    "floods": floodsBeforeAnswering,
     "stuck-after-a-match": stuckAfterItsFirstMatch,
     "stuck-refusing-with-the-inviters-nick": stuckAndRefusingWithTheInvitersNick,
     "velha-hello": deafToHello,
