@@ -4,9 +4,11 @@ the original sentence, the command that runs the check again, in every report (t
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -266,3 +268,78 @@ class FamiliesEvidenceTests(SynchronousTestCase):
         self.assertRegex(received[0]["raw"], r"^(\\x[0-9a-f]{2}|.){2}$")  # a server word: 2 bytes
         times = [line["at"] for line in rule["exchange"]]
         self.assertEqual(times, sorted(times), "the agent's own lines in time order with the checker's")
+
+
+class EveryFormatTests(SynchronousTestCase):
+    """For one rule of each family, a stand-in that breaks it: the console (``--verbose``), JSON, JUnit and
+    HTML reports all carry what the stand-in sent, as it came, and expected/observed."""
+
+    def everyFormat(self, family: str, anchor: str, came: str, *arguments: str) -> dict[str, Any]:
+        scratch = Path(tempfile.mkdtemp(prefix="velhanet-formats-"))
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", str(scratch)], check=False))
+        files = (
+            "--json",
+            str(scratch / "r.json"),
+            "--junit-xml",
+            str(scratch / "r.xml"),
+            "--html",
+            str(scratch / "r.html"),
+        )
+        result = subprocess.run(
+            [PYTHON, "-m", "velhanet.conformance.report", family, *arguments, "--only", anchor, "--verbose", *files],
+            cwd=ROOT,
+            env=ENVIRONMENT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        rule = {r["id"]: r for r in json.loads((scratch / "r.json").read_text())["rules"]}[anchor]
+        self.assertEqual(rule["status"], "FAIL", result.stdout)
+        raws = [f"{line['raw']}  = {line['meaning']}" for line in rule["exchange"] if line["kind"] == "received"]
+        self.assertTrue(any(came in raw for raw in raws), raws)
+        self.assertIn(came, result.stdout)
+        self.assertIn(f"         expected: {rule['expected']}", result.stdout)
+        self.assertIn(f"         observed: {rule['observed']}", result.stdout)
+        case = next(c for c in fromstring((scratch / "r.xml").read_bytes()).iter("testcase") if c.get("name") == anchor)
+        self.assertIn(came, case.findtext("system-out") or "")
+        page = (scratch / "r.html").read_text()
+        self.assertIn(html.escape(came), page)
+        self.assertIn(f"<dd>{html.escape(rule['observed'])}</dd>", page)
+        return rule
+
+    def test_velha(self) -> None:
+        target, local, port = "127.0.47.2", "127.0.47.1", str(freePort(socket.SOCK_DGRAM))
+        peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, "wrong-length-field", port, "0.25"]
+        Child(self, peer).readLine()
+        self.everyFormat(
+            "velha", "velha-hello", "02006Faulty", "--target", target, "--local", local, "--port", port,
+            "--time-scale", "0.25",
+        )  # fmt: skip
+
+    def test_socha(self) -> None:
+        port = freePort()
+        Child(self, [PYTHON, "-m", "tests.broken.socha_server", str(port), "socha-join", "0.5"]).waitForPort(port)
+        self.everyFormat(
+            "socha", "socha-join", "<joined roomid=", "--target", f"127.0.0.1:{port}", "--time-scale", "0.5"
+        )
+
+    def test_gobang(self) -> None:
+        directory = tempfile.mkdtemp()
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", directory], check=False))
+        pid = Child(self, [PYTHON, "-m", "tests.broken.gobang_server", directory, "gobang-signon"]).readLine().strip()
+        rule = self.everyFormat(
+            "gobang",
+            "gobang-signon",
+            "op 7 BOARD_SIZE",
+            "--target",
+            pid,
+            "--fifo-dir",
+            directory,
+            "--time-scale",
+            "0.25",
+        )
+        self.assertTrue(rule["exchange"])
+
+    def test_sochaPlayer(self) -> None:
+        command = f"{PYTHON} tests/broken/socha_player.py {{port}} socha-player-moves"
+        self.everyFormat("socha-player", "socha-player-moves", 'class="move"', "--command", command)
