@@ -446,13 +446,13 @@ class VelhaChecks(ConformanceRuns):
         self.assertRegex(busy["reason"], r"a refusal received during velha-[a-z0-9-]+, b'05013vcheck\|0', carries the")
 
     def test_aFloodIsCutInTheRecord(self) -> None:
-        """A peer that sends 300 malformed datagrams before each MSG02: the rule's record keeps its first and
+        """A peer that sends 150 malformed datagrams before each MSG02: the rule's record keeps its first and
         last lines and says how many it left out, in the JSON and on the console."""
         rules, text, _ = self.studentsPeer("floods", 26, "--only", "velha-hello", "--verbose")
         hello = rules["velha-hello"]
         self.assertEqual(hello["status"], "PASS", text)
         self.assertEqual(len(hello["exchange"]), 120)
-        self.assertGreater(hello["exchangeLeftOut"], 100)
+        self.assertGreater(hello["exchangeLeftOut"], 20)
         self.assertEqual(hello["exchange"][0]["raw"], "01011vcheck")
         self.assertIn(f"… {hello['exchangeLeftOut']} lines left out …", text)
 
