@@ -117,9 +117,16 @@ async def startService(reactor: Any, name: str, work: Path, sochaGame: str) -> t
     server = ServerProcess(name, soaked, work / "velha.log", cwd=work)
     server.start()
     inviter = started(
-        reactor, "velha", "--nick", "Inviter", "--interface", VELHA_INVITER, "--announce", VELHA_SOAKED,
+        reactor,
+        "velha",
+        "--nick",
+        "Inviter",
+        "--interface",
+        VELHA_INVITER,
+        "--announce",
+        VELHA_SOAKED,
         *velhaOptions(port),
-    )  # fmt: skip
+    )
     await until(reactor, lambda: inviter.peer.roster.get("Soak") is not None, 30, "the soaked velha peer")
     load = VelhaLoad(reactor, inviter.peer, "Soak", (VELHA_SOAKED, port), VELHA_STORM)
     return server, load, inviter
@@ -252,9 +259,15 @@ async def insideOnce(reactor: Any, name: str, arguments: argparse.Namespace) -> 
             globalLogBeginner.beginLoggingTo([], discardBuffer=True, redirectStandardIO=False)
             try:
                 return await measureInside(
-                    reactor, name, arguments.rounds, arguments.seconds, arguments.games, arguments.churn, work,
+                    reactor,
+                    name,
+                    arguments.rounds,
+                    arguments.seconds,
+                    arguments.games,
+                    arguments.churn,
+                    work,
                     arguments.socha_game,
-                )  # fmt: skip
+                )
             finally:
                 globalLogPublisher.removeObserver(observer)
 
@@ -277,4 +290,3 @@ def inside(result: InsideResult, asJson: bool, out: Any) -> None:
 
 if __name__ == "__main__":
     main()
-

@@ -61,8 +61,10 @@ MACHINES = ("automat._typed.Typed<",)
 """The automat machines' instances: a room, a handshake, a match, a session."""
 GAMBIT_SERVER = ("velhanet.gambit.protocol", "velhanet.gambit.lobby", "velhanet.gambit.room", *MACHINES)
 SERVER_MODULES: dict[str, tuple[str, ...]] = {
-    "socha": (*("velhanet.socha.protocol", "velhanet.socha.lobby", "velhanet.socha.room", "velhanet.socha.games"),
-              *MACHINES),
+    "socha": (
+        *("velhanet.socha.protocol", "velhanet.socha.lobby", "velhanet.socha.room", "velhanet.socha.games"),
+        *MACHINES,
+    ),
     "gambit": GAMBIT_SERVER,
     "web": (*GAMBIT_SERVER, "velhanet.web."),
     "velha": ("velhanet.velha", "velhanet.games", *MACHINES),
@@ -155,10 +157,28 @@ async def startInside(
     from benchmarks.soak import freeUdpPort
 
     port = freeUdpPort(VELHA_SOAKED, VELHA_INVITER)
-    soaked = started(reactor, "velha", "--nick", "Soak", "--interface", VELHA_SOAKED, "--announce", VELHA_INVITER,
-                     *velhaOptions(port))  # fmt: skip
-    inviter = started(reactor, "velha", "--nick", "Inviter", "--interface", VELHA_INVITER, "--announce",
-                      VELHA_SOAKED, *velhaOptions(port))  # fmt: skip
+    soaked = started(
+        reactor,
+        "velha",
+        "--nick",
+        "Soak",
+        "--interface",
+        VELHA_SOAKED,
+        "--announce",
+        VELHA_INVITER,
+        *velhaOptions(port),
+    )
+    inviter = started(
+        reactor,
+        "velha",
+        "--nick",
+        "Inviter",
+        "--interface",
+        VELHA_INVITER,
+        "--announce",
+        VELHA_SOAKED,
+        *velhaOptions(port),
+    )
     for _ in range(200):  # the inviter hears the soaked peer's first MSG01 at once, on loopback
         if inviter.peer.roster.get("Soak") is not None:
             break
@@ -179,9 +199,7 @@ def ownCycles(garbage: list[Any], modules: tuple[str, ...]) -> dict[str, int]:
         kind = f"{type(found).__module__}.{type(found).__qualname__}"
         if kind.startswith(modules):
             byKind[kind].append(found)
-    return {
-        kind: len(found) for kind, found in byKind.items() if any(_inCycle(one, inGarbage) for one in found[:3])
-    }
+    return {kind: len(found) for kind, found in byKind.items() if any(_inCycle(one, inGarbage) for one in found[:3])}
 
 
 def _inCycle(start: Any, inGarbage: set[int]) -> bool:
@@ -218,7 +236,13 @@ async def settled(reactor: Any, closed: Callable[[list[str]], bool], reference: 
 
 
 async def measureInside(
-    reactor: Any, name: str, rounds: int, seconds: float, games: int, churn: int, work: Path,
+    reactor: Any,
+    name: str,
+    rounds: int,
+    seconds: float,
+    games: int,
+    churn: int,
+    work: Path,
     sochaGame: str = PIRANHAS_GAME,
 ) -> InsideResult:
     """Warm-up, reference round, ``rounds`` measured rounds of the service ``name`` in this process."""

@@ -635,9 +635,14 @@ class GobangLoad:
             process = GobangProcess()
             opcode = (ClientOp.SIGNON_BLACK, ClientOp.SIGNON_WHITE, ClientOp.SIGNON_KIBITZ)[index % 3]
             command = [
-                sys.executable, "-m", "velhanet.conformance.gobangagent",
-                self.directory, str(self.serverPid), str(int(opcode)), *[f"{x},{index % 19}" for x in range(19)],
-            ]  # fmt: skip
+                sys.executable,
+                "-m",
+                "velhanet.conformance.gobangagent",
+                self.directory,
+                str(self.serverPid),
+                str(int(opcode)),
+                *[f"{x},{index % 19}" for x in range(19)],
+            ]
             transport = self.reactor.spawnProcess(
                 process, command[0], command, env=dict(os.environ, PYTHONPATH=str(ROOT), GOBANG_AGENT_DELAY="0.05")
             )
@@ -674,4 +679,3 @@ class GobangLoad:
             played = GAMES_PLAYED.search(black.output)  # every game has one black player
             count.games += int(played.group(1)) if played else 0
         return count
-

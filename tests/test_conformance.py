@@ -417,8 +417,10 @@ class VelhaChecks(ConformanceRuns):
         self.assertEqual(inviter["status"], "FAIL", text)
         self.assertIn("the program must invite vinvite", inviter["reason"])
         sent = [line for line in inviter["exchange"] if line["kind"] == "sent" and "vinvite" in line["raw"]]
-        self.assertEqual([(line["channel"], line["raw"]) for line in sent], [(f"udp {vinvite}", "01012vinvite"),
-                         (f"udp {vinvite}", "02012vinvite")])  # fmt: skip
+        self.assertEqual(
+            [(line["channel"], line["raw"]) for line in sent],
+            [(f"udp {vinvite}", "01012vinvite"), (f"udp {vinvite}", "02012vinvite")],
+        )
         others = {rule: found["status"] for rule, found in rules.items() if rule != "velha-series-inviter"}
         self.assertEqual(set(others.values()), {"PASS"}, text)
 

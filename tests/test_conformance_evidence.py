@@ -312,9 +312,18 @@ class EveryFormatTests(SynchronousTestCase):
         peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, "wrong-length-field", port, "0.25"]
         Child(self, peer).readLine()
         self.everyFormat(
-            "velha", "velha-hello", "02006Faulty", "--target", target, "--local", local, "--port", port,
-            "--time-scale", "0.25",
-        )  # fmt: skip
+            "velha",
+            "velha-hello",
+            "02006Faulty",
+            "--target",
+            target,
+            "--local",
+            local,
+            "--port",
+            port,
+            "--time-scale",
+            "0.25",
+        )
 
     def test_socha(self) -> None:
         port = freePort()

@@ -16,7 +16,7 @@ from html import escape
 from urllib.parse import quote
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
-from velhanet.conformance.htmlreport import COLOURS
+from velhanet.conformance.htmlreport import COLOURS, pageStart
 from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
 
 SECTION = re.compile(r"^\s*# -- (.+?) -+\s*$")
@@ -67,11 +67,7 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
             groups.append((column.group, 1))
     title = title or f"velhanet-grade {family}: {len(rows)} students"
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
+        *pageStart(title, STYLE),
         '<div class="scroll"><table class="matrix"><thead><tr><th rowspan="2">student</th>',
         *(f'<th colspan="{span}" class="group">{escape(name)}</th>' for name, span in groups),
         '<th rowspan="2">verdict</th></tr><tr>',

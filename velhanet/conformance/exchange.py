@@ -16,6 +16,7 @@ counts what it left out between them.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable
@@ -88,7 +89,9 @@ class Exchange:
     def _add(self, kind: str, channel: str, raw: bytes | None, meaning: str, at: float | None = None) -> None:
         """``at``: when it happened on the monotonic clock, if not now (a client process's own record)."""
         when = self.clock() if at is None else at
-        line = ExchangeLine(round((when - self.began) * 1000), kind, channel, escape(raw or b""), meaning)
+        self._keep(ExchangeLine(round((when - self.began) * 1000), kind, channel, escape(raw or b""), meaning))
+
+    def _keep(self, line: ExchangeLine) -> None:
         if len(self.head) < self.headSize:
             self.head.append(line)
             return
@@ -107,12 +110,9 @@ class Exchange:
 
     def extend(self, other: Exchange) -> None:
         """Add another exchange's lines (a game several checks share), at their own times."""
+        shift = round((other.began - self.began) * 1000)
         for line in other.lines:
-            at = other.began + line.at / 1000
-            self._add(line.kind, line.channel, None, line.meaning, at)
-            if line.raw:  # keep the escaped bytes as they are
-                kept = self.tail if self.tail else self.head
-                kept[-1] = ExchangeLine(kept[-1].at, line.kind, line.channel, line.raw, line.meaning)
+            self._keep(dataclasses.replace(line, at=line.at + shift))
         self.leftOut += other.leftOut
 
     @property

@@ -45,13 +45,7 @@ td.raw{overflow-wrap:anywhere;min-width:8rem}td.event{color:#57606a;font-style:i
 def htmlReport(report: Report, program: str = "") -> str:
     """The whole page; ``program``: what the program printed (a student's page under ``velhanet-grade``)."""
     title = f"velhanet-check {report.family}: {report.target}"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-    ]
+    parts = pageStart(title, STYLE)
     if report.cannotTest:
         parts.append(f'<p class="cannot">cannot test: {escape(report.cannotTest)}; nothing was graded</p>')
     else:
@@ -73,6 +67,17 @@ def htmlReport(report: Report, program: str = "") -> str:
         parts.append(f'<section class="output"><h2>What the program printed</h2><pre>{escape(program)}</pre></section>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def pageStart(title: str, style: str) -> list[str]:
+    """The head of a self-contained page (its styles inline, readable on a phone) and its heading."""
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{style}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+    ]
 
 
 def ruleSection(outcome: Outcome) -> str:

@@ -40,8 +40,11 @@ class VelhaConformance(VelhaCase):
         answer = self.hello(15)
         if answer is None:
             came = self.nothingOr()
-            self.require(False, f"MSG02 must answer MSG01 within {self.target.limit(15)}, sent to our IP at port"
-                         f" 20181; got {came}{self.answeredAnother()}")  # fmt: skip
+            self.require(
+                False,
+                f"MSG02 must answer MSG01 within {self.target.limit(15)}, sent to our IP at port"
+                f" 20181; got {came}{self.answeredAnother()}",
+            )
 
     @rule("velha-malformed-datagrams", last=True)
     def test_malformedDatagramsDoNotStopTheListener(self) -> None:
@@ -55,8 +58,11 @@ class VelhaConformance(VelhaCase):
             self.udp.send(self.peer, junk)
             if self.hello() is None:
                 came, why = self.nothingOr(), datagramMeaning(junk).removeprefix("malformed: ")
-                self.require(False, f"after the malformed datagram {junk[:12]!r} ({why}) MSG01 must still be answered"
-                             f" by MSG02; got {came}{self.answeredAnother()}")  # fmt: skip
+                self.require(
+                    False,
+                    f"after the malformed datagram {junk[:12]!r} ({why}) MSG01 must still be answered"
+                    f" by MSG02; got {came}{self.answeredAnother()}",
+                )
 
     # -- invitation ----------------------------------------------------------------------------
 
@@ -191,8 +197,10 @@ class VelhaConformance(VelhaCase):
             foreign = [(check, a) for check, a in self.target.extra.get("refusals", []) if a.nick.startswith("vcheck")]
             if foreign:  # a refusal it sent in another check is graded here, by its own rule
                 check, answer = foreign[0]
-                self.deviation(f"a refusal received during {check or 'another check'}, {wire.encode(answer)!r},"
-                               " carries the inviter's nick instead of its own")  # fmt: skip
+                self.deviation(
+                    f"a refusal received during {check or 'another check'}, {wire.encode(answer)!r},"
+                    " carries the inviter's nick instead of its own"
+                )
             raise
         receiveStart(connection, self.target.seconds(5))
         other = Udp(self.target.extra.get("local2", "127.0.0.3"), self.target.port)

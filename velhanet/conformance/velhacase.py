@@ -64,9 +64,14 @@ class VelhaCase(ConformanceCase):
     def answeredAnother(self) -> str:
         """After a MSG01 went unanswered: if one of another form sent right after gets MSG02, say so."""
         again = next((nick for nick in PROBE_NICKS if self.helloAs(nick)), None)
-        return "" if again is None else (
-            f" (a MSG01 sent right after, {wire.encode(wire.Hello(again))!r}, was answered: the peer drops some"
-            " datagrams; one shorter than the datagram before it, read with a reused buffer?)")  # fmt: skip
+        return (
+            ""
+            if again is None
+            else (
+                f" (a MSG01 sent right after, {wire.encode(wire.Hello(again))!r}, was answered: the peer drops some"
+                " datagrams; one shorter than the datagram before it, read with a reused buffer?)"
+            )
+        )
 
     def helloAs(self, nick: str) -> bool:
         """MSG01 as ``nick``: did MSG02 come?"""

@@ -26,11 +26,11 @@ from velhanet.velha.room import MatchCore, MatchMachine, MatchSettings, deliver,
 
 def meaning(message: object) -> str:
     """``MSG05 nick=Bo port=0``: a decoded JogoVelha message in the exchange's words."""
-    fields = ", ".join(f"{name}={value}" for name, value in vars_of(message).items())
+    fields = ", ".join(f"{name}={value}" for name, value in fieldsOf(message).items())
     return f"MSG{message.ID:02d} {fields}".strip()  # type: ignore[attr-defined]
 
 
-def vars_of(message: object) -> dict[str, object]:
+def fieldsOf(message: object) -> dict[str, object]:
     if not dataclasses.is_dataclass(message):
         return {}
     return {field.name: getattr(message, field.name) for field in dataclasses.fields(message)}
