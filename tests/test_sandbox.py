@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from twisted.internet.error import ProcessDone
+from twisted.internet.task import Clock
 from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -332,10 +333,17 @@ class ControlGroupTests(SynchronousTestCase):
         self.assertEqual(
             (usage.cpuSeconds, usage.memoryPeak, usage.oomKills, usage.processLimitHits), (2.5, 1000, 1, 3)
         )
+        # Busy (as a group is while its killed processes finish): tried again on the clock, never waited for.
+        clock = Clock()
+        cgroups.removeEventually(group, clock)
+        self.assertTrue(memory.is_dir())
+        self.assertEqual(len(clock.getDelayedCalls()), 1)
         for directory in (memory, pids, cpu):  # the kernel's files go with the directory; a fake tree's do not
             for child in directory.iterdir():
                 child.unlink()
-        group.remove()
+        clock.advance(cgroups.RETRY_SECONDS)
+        self.assertEqual(clock.getDelayedCalls(), [])
+        self.assertNotIn(group, cgroups._lingering)
         self.assertEqual(
             [list((root / c).iterdir()) for c in ("memory", "pids", "cpuacct")],
             [[root / c / "cgroup.procs"] for c in ("memory", "pids", "cpuacct")],

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from velhanet.sandbox.cgroups import createGroup, groupName
+from velhanet.sandbox.cgroups import createGroup, groupName, removeWaiting
 from velhanet.sandbox.jail import STATUS_FD, bwrapArgv, parseStatus
 from velhanet.sandbox.monitor import POLL, Supervision, processTree
 from velhanet.sandbox.network import insideNetworkOf, openForbiddenWatch, routeEverythingToLoopback, setNetworkNamespace
@@ -127,7 +127,7 @@ class BlockingProgram:
             status = self.process.wait()
             self._reader.join(5)
             if group is not None:
-                group.remove()
+                removeWaiting(group)
             said = self.tail.decode("utf-8", "replace").strip().splitlines()
             detail = said[-1] if said else str(error)
             raise SandboxStartFailed(f"the sandbox did not start (status {status}): {detail}") from None
@@ -257,5 +257,5 @@ class BlockingProgram:
         if self.supervision.watch is not None:
             self.supervision.watch.close()
         if self.supervision.group is not None:
-            self.supervision.group.remove()
+            removeWaiting(self.supervision.group)
         return verdict

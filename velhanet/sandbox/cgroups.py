@@ -18,14 +18,20 @@ the hierarchy is a parameter, so tests run both layouts on a fake tree.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from velhanet.sandbox.limits import ProgramLimits
+
+if TYPE_CHECKING:  # an unprivileged probe imports this module without Twisted
+    from twisted.internet.interfaces import IReactorTime
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PARENT = "velhanet"
@@ -97,14 +103,32 @@ class ControlGroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
-        """Remove the group once it is empty; and its ``velhanet`` parent when no other program uses it."""
+    def remove(self) -> bool:
+        """Kill what is left, remove the group, and its ``velhanet`` parent when no other program uses it.
+
+        True once the group is gone. A killed process leaves its group only when the kernel has
+        finished it (a program that held 256 MiB takes a moment to give it back), so until then
+        the directory is busy and this says False: try again a little later (L{removeEventually},
+        L{removeWaiting}); a group still busy when velhanet exits is removed on the way out.
+        """
         self.killAll()
+        gone = True
         for directory in dict.fromkeys(self.directories.values()):
-            for target in (directory, directory.parent):
-                if target.name.startswith(PARENT):
-                    with contextlib.suppress(OSError):
-                        target.rmdir()
+            try:
+                directory.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                gone = False
+                continue
+            if directory.parent.name.startswith(PARENT):
+                with contextlib.suppress(OSError):
+                    directory.parent.rmdir()
+        if gone:
+            _lingering.discard(self)
+        else:
+            _lingering.add(self)
+        return gone
 
 
 class GroupV2(ControlGroup):
@@ -222,3 +246,36 @@ def createGroup(name: str, limits: ProgramLimits, root: Path = CGROUP_ROOT) -> C
     if (root / "cgroup.controllers").exists():
         return _createV2(root, name, limits)
     return _createV1(root, name, limits)
+
+
+RETRY_SECONDS = 0.02
+"""How often a busy group is tried again while its killed processes finish."""
+GIVE_UP_SECONDS = 5.0
+"""How long a busy group is tried; a process the kernel has not finished by then is not velhanet's to wait for."""
+
+_lingering: set[ControlGroup] = set()
+"""Groups whose removal found them busy, removed at the latest when velhanet exits."""
+
+
+def removeEventually(
+    group: ControlGroup, clock: IReactorTime, attempts: int = int(GIVE_UP_SECONDS / RETRY_SECONDS)
+) -> None:
+    """Remove ``group`` now or, while its killed processes finish, a little later on ``clock`` (never a wait)."""
+    if not group.remove() and attempts > 1:
+        clock.callLater(RETRY_SECONDS, removeEventually, group, clock, attempts - 1)
+
+
+def removeWaiting(group: ControlGroup, seconds: float = GIVE_UP_SECONDS) -> bool:
+    """Remove ``group``, waiting up to ``seconds`` for its killed processes (a thread's or an exit's way)."""
+    deadline = time.monotonic() + seconds
+    while not group.remove():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(RETRY_SECONDS)
+    return True
+
+
+@atexit.register
+def _removeLingering() -> None:
+    for group in list(_lingering):
+        removeWaiting(group, 2.0)

@@ -42,7 +42,7 @@ from twisted.logger import Logger
 from twisted.protocols import portforward
 from twisted.python.failure import Failure
 
-from velhanet.sandbox.cgroups import createGroup, groupName
+from velhanet.sandbox.cgroups import createGroup, groupName, removeEventually
 from velhanet.sandbox.jail import STATUS_FD, bwrapArgv, parseStatus
 from velhanet.sandbox.monitor import POLL, Supervision, treeSchedule
 from velhanet.sandbox.network import insideNetworkOf, listeningSocket, openForbiddenWatch, routeEverythingToLoopback
@@ -257,7 +257,7 @@ class SandboxedProgram(ProcessProtocol):
             if self.supervision.watch is not None:
                 self.supervision.watch.close()
             if self.supervision.group is not None:
-                self.supervision.group.remove()
+                removeEventually(self.supervision.group, self.reactor)
         self.verdict = verdict
         if self.output is not None:
             self.output.close()
