@@ -494,10 +494,10 @@ class GradeFolderTests(ConformanceRuns):
             for line in result.stdout.splitlines()
             if line[:3] in ("ana", "bo ", "cy ", "dan")
         }
-        self.assertEqual(rows["ana"][1:7], ["13", "0", "0", "0", "0", "pass"])
-        self.assertEqual(rows["bo"][1:7], ["12", "1", "0", "0", "0", "fail"])
-        self.assertEqual(rows["cy"][6:8], ["cannot", "test:"])
-        verdict = " ".join(rows["cy"][6:])
+        self.assertEqual(rows["ana"][3:9], ["13", "0", "0", "0", "0", "pass"])
+        self.assertEqual(rows["bo"][3:9], ["12", "1", "0", "0", "0", "fail"])
+        self.assertEqual(rows["cy"][8:10], ["cannot", "test:"])
+        verdict = " ".join(rows["cy"][8:])
         self.assertIn("the program exited with status 127 before it could be tested: ", verdict)
         self.assertIn("no-such-server: not found", verdict)
         self.assertIn("no velhanet-run file", " ".join(rows["dan"]))
@@ -508,14 +508,14 @@ class GradeFolderTests(ConformanceRuns):
             sorted(
                 [f"{s}.{e}" for s in ("ana", "bo", "cy", "dan") for e in ("json", "xml", "html")]
                 + [f"{s}.log" for s in ("ana", "bo", "cy")]
-                + ["index.html"]
+                + ["grades.db", "index.html"]
             ),
         )
         self.assertIn("no-such-server: not found", (out / "cy.log").read_text())
         again = next(rule["reproduce"] for rule in bo["rules"] if rule["id"] == "gambit-join-unknown")
         self.assertEqual(
             again,
-            f"velhanet-grade gambit {folder} --student bo --out {out}-again --only gambit-join-unknown",
+            f"velhanet-grade gambit {folder} --student bo --again --out {out}-again --only gambit-join-unknown",
         )
         self.assertIn("no-such-server: not found", (out / "cy.html").read_text(), "the program's output, on its page")
         self.classMatrixInABrowser(out)

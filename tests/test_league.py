@@ -25,9 +25,9 @@ from typing import Any
 from twisted.trial.unittest import SynchronousTestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, ROOT
+from velhanet.cluster.workers import codeVersion, localCluster
 from velhanet.league import game as gamemodule
-from velhanet.league.cli import localCluster
-from velhanet.league.config import League, LeagueError, Player, codeVersion, discoverPlayers, folderVersion, loadLeague
+from velhanet.league.config import League, LeagueError, Player, discoverPlayers, folderVersion, loadLeague
 from velhanet.league.ratings import ELO_PER_NATURAL, Game, SprtBounds, expected, fitRatings, llrLogistic, pentanomial
 from velhanet.league.runner import Run, RunRefused, outcomeOf
 from velhanet.league.schedule import pairSeed, schedule, sprtPairs

@@ -79,10 +79,16 @@ class GradeHostileTests(SynchronousTestCase):
         out = folder.parent / f"{folder.name}-grades"
         self.addCleanup(shutil.rmtree, out, True)
         honestRun = (folder / "honest" / "velhanet-run").read_bytes()
+        # The graders unpack each submission in a temporary folder: one named after the class, so that a
+        # process left running from there is found below.
+        scratch = folder.parent / f"{folder.name}-tmp"
+        scratch.mkdir()
+        self.addCleanup(shutil.rmtree, scratch, True)
         result = run(  # relative paths, as a teacher types them (trial's runner changes directory)
             [PYTHON, "-m", "velhanet.conformance.grade", "socha-player", folder.name, "--out", out.name, *LIMITS],
             cwd=folder.parent,
             timeout=600,
+            environment={"TMPDIR": str(scratch)},
         )
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)  # some students failed
         rows = {
@@ -119,10 +125,15 @@ class GradeHostileTests(SynchronousTestCase):
             self.assertFalse([r for r in reasons if "Reactor was unclean" in r or "Traceback" in r], student)
 
 
-def run(command: list[str], cwd: Path, timeout: float) -> Ran:
+def run(command: list[str], cwd: Path, timeout: float, environment: dict[str, str] | None = None) -> Ran:
     """``subprocess.run``, keeping the pid (the control groups of a run are named after it)."""
     with subprocess.Popen(
-        command, cwd=cwd, env=ENVIRONMENT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=cwd,
+        env={**ENVIRONMENT, **(environment or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     ) as child:
         stdout, stderr = child.communicate(timeout=timeout)
     return Ran(child.pid, child.returncode, stdout, stderr)

@@ -237,7 +237,13 @@ class UsageErrorTests(StartupTestCase):
         status, lines = self.finished(command)
         self.assertEqual(
             (status, lines),
-            (2, [f"velhanet-grade: {missing} is not a directory", "Try 'velhanet-grade --help' for the options."]),
+            (
+                2,
+                [
+                    f"velhanet-grade: {missing}: no such folder or class file",
+                    "Try 'velhanet-grade --help' for the options.",
+                ],
+            ),
         )
 
     def test_optionsAloneStillRaise(self) -> None:

@@ -86,6 +86,14 @@ class Exchange:
         self.leftOut = 0
         """Lines dropped between the head and the tail."""
 
+    @classmethod
+    def restored(cls, lines: list[ExchangeLine], leftOut: int) -> Exchange:
+        """An exchange as it was recorded elsewhere (a grading process, a history): its lines, in order."""
+        exchange = cls(head=len(lines), tail=0)
+        exchange.head = list(lines)
+        exchange.leftOut = leftOut
+        return exchange
+
     def _add(self, kind: str, channel: str, raw: bytes | None, meaning: str, at: float | None = None) -> None:
         """``at``: when it happened on the monotonic clock, if not now (a client process's own record)."""
         when = self.clock() if at is None else at

@@ -1,6 +1,8 @@
-"""``velhanet-grade FAMILY DIR``: check a whole class's programs, one after the other, and tabulate.
+"""``velhanet-grade FAMILY DIR|CLASS.toml``: check a whole class's programs, many at once, and tabulate.
 
-Every subdirectory of DIR is one student's submission. Its file ``velhanet-run``
+Every subdirectory of DIR is one student's submission; a class file names each
+student's git repository or folder instead (``submissions``: with
+``--deadline``, the last commit before it). Its file ``velhanet-run``
 holds the command that starts the student's program (run by the shell, in that
 directory), with placeholders that velhanet fills in:
 
@@ -16,7 +18,9 @@ socha-player          ``{port}``: the server to join (the command is started
                       once for the game the checks play)
 ====================  =====================================================
 
-For each submission the program is started in its sandbox (``velhanet.sandbox``:
+Submissions are graded ``--workers`` at a time on this machine, or on a Dask
+cluster (``--scheduler``, the league's: ``graderun``), each in a process of
+its own (``gradeone``). For each submission the program is started in its sandbox (``velhanet.sandbox``:
 it sees its own folder as a private copy and nothing of its classmates', reaches
 only the checker, and is held to the ``--limit-*`` limits), the family's checks
 run against it from inside its network, the program is stopped, and its report
@@ -26,265 +30,325 @@ with one line per student, and ``index.html``: the class, students × rules
 (``classpage``). A program that breaks a limit fails, with the cause
 (``killed: more than 64 processes``). A program that ends before it could be
 tested (a command not found, a crash at start) is "cannot test" with its exit
-status and the last line it printed. The exit status is 0 when every program
-could be tested and passed, 1 otherwise.
+status and the last line it printed. Every grading is recorded in
+``grades.db`` in the output folder (``history``): a version already graded is
+shown again, not run (``--again`` runs it), and each student's line says what
+changed since their previous version (``fixed: …; broke: …``);
+``velhanet-grade history OUT STUDENT`` lists a student's versions. ``--csv``
+writes the class for a gradebook (``gradebook``). The exit status is 0 when
+every program could be tested and passed, 1 otherwise (130: interrupted).
 """
 
 from __future__ import annotations
 
-import contextlib
-import socket
+import argparse
+import json
+import os
+import signal
 import sys
-import tempfile
-import time
-from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from velhanet.conformance import velha
-from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN, Target
+from velhanet.cluster.workers import RunRefused, connect
 from velhanet.conformance.classpage import classPage
+from velhanet.conformance.gradebook import ClassLine, formatTable, writeCsv
+from velhanet.conformance.gradeone import RUN_FILE
+from velhanet.conformance.graderun import Graded, GradeRun
+from velhanet.conformance.history import History, HistoryError, changeLine, statusesOf
 from velhanet.conformance.htmlreport import htmlReport
-from velhanet.conformance.report import jsonReport, junitXml, parseArguments, reproduceCommand, targetFrom
-from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf, runChecks
-from velhanet.listening import freePort
+from velhanet.conformance.report import jsonReport, junitXml, reproduceCommand
+from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
+from velhanet.conformance.submissions import ClassFileError, Submission, fromClassFile, fromFolder, parseDeadline
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
-from velhanet.sandbox.bench import enterBench
-from velhanet.sandbox.blocking import BlockingProgram, SandboxStartFailed
+from velhanet.sandbox.cgroups import RUN_VARIABLE
+from velhanet.sandbox.limits import MIB, ProgramLimits, SandboxSettings
 from velhanet.startup import ArgumentParser
 
-RUN_FILE = "velhanet-run"
 PAGE_OUTPUT = 64 * 1024
 """Bytes of what a program printed that its page shows (the end; the whole is ``STUDENT.log`` beside it)."""
-START_WAIT = 10.0
+CHECKER_MEMORY = 256 * MIB
+"""What one grading takes beside its program: the checking process and its share of the cluster's worker."""
 
 
-@dataclass
-class Graded:
-    student: str
-    report: Report
-
-    def row(self) -> list[str]:
-        report = self.report
-        counts = [str(report.count(status)) for status in (PASS, FAIL, WARN, SKIP, NOT_RUN)]
-        verdict = "fail" if report.count(FAIL) else "pass"
-        program = report.program
-        if program is not None and program.brokeALimit:
-            verdict = f"fail: {program.cause}"
-        if report.cannotTest:
-            verdict = f"cannot test: {report.cannotTest}"
-            if program is not None and program.brokeALimit:
-                verdict = f"fail: {program.cause}"
-        notes = program.notes() if program is not None else []
-        if notes:
-            verdict += f" ({'; '.join(notes)})"
-        return [self.student, *counts, verdict]
+def defaultWorkers(limits: ProgramLimits) -> int:
+    """Checks mostly wait (for the protocol's timeouts): four per processor, as many as the memory holds."""
+    available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return max(1, min(4 * (os.cpu_count() or 1), available // (limits.memory + CHECKER_MEMORY)))
 
 
-def _waitForTcp(port: int, program: BlockingProgram) -> None:
-    deadline = time.monotonic() + START_WAIT
-    while time.monotonic() < deadline and program.poll() is None and not program.brokeALimit:
-        with contextlib.suppress(OSError):
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        time.sleep(0.1)
-
-
-def _waitForFifo(directory: Path, program: BlockingProgram) -> int:
-    deadline = time.monotonic() + START_WAIT
-    while time.monotonic() < deadline and program.poll() is None and not program.brokeALimit:
-        for path in directory.iterdir():
-            if path.name.startswith("gbs") and path.name[4:].isdigit():
-                return int(path.name[4:])
-        time.sleep(0.1)
-    return 0
-
-
-def _waitForPeer(chosen: Target, program: BlockingProgram) -> None:
-    """Until something listens on the peer's UDP port (or the wait is over: canTest then says so)."""
-    deadline = time.monotonic() + START_WAIT
-    while time.monotonic() < deadline and program.poll() is None and velha.canTest(chosen) is not None:
-        time.sleep(0.2)
-
-
-def _exitedEarly(family: str, submission: Path, program: BlockingProgram, log: Path | None) -> Report | None:
-    """A program that ended (or was stopped) before it could be tested: the report says so."""
-    status = program.poll()
-    if status is None and not program.brokeALimit:
-        return None
-    report = Report(family, str(submission))
-    if program.brokeALimit:
-        report.cannotTest = "the program was stopped before it could be tested"
-        return report
-    said = ""
-    if log is not None:
-        with contextlib.suppress(OSError):
-            lines = log.read_bytes()[-4096:].decode("utf-8", "replace").strip().splitlines()
-            said = lines[-1].strip() if lines else ""
-    report.cannotTest = f"the program exited with status {status} before it could be tested" + (
-        f": {said}" if said else ""
-    )
-    return report
-
-
-def gradeOne(
-    family: str,
-    submission: Path,
-    index: int,
-    options: list[str],
-    log: Path | None = None,
-    sandbox: Sandbox | None = None,
-    only: str = "",
-) -> Report:
-    """Start one submission (in its sandbox), check it from inside its network, stop it; its output goes to ``log``."""
-    sandbox = sandbox or Sandbox.forCommand(settingsFrom(parseArguments(["gambit"])), say=lambda line: None)
-    runFile = submission / RUN_FILE
-    if not runFile.exists():
-        report = Report(family, str(submission))
-        report.cannotTest = f"no {RUN_FILE} file in {submission}"
-        return report
-    template = runFile.read_text(encoding="utf-8").strip()
-    values = {"port": "", "fifo_dir": "", "address": "", "announce": ""}
-    arguments: list[str] = []
-    shared: list[Path] = []
-    if family in ("gambit", "socha"):
-        values["port"] = str(freePort())
-        arguments = ["--target", f"127.0.0.1:{values['port']}"]
-    elif family == "gobang":
-        values["fifo_dir"] = tempfile.mkdtemp(prefix="velhanet-grade-")
-        shared.append(Path(values["fifo_dir"]))
-    elif family == "velha":
-        net = f"127.0.{100 + index % 100}"
-        values.update(address=f"{net}.2", announce=f"{net}.1", port=str(freePort(socket.SOCK_DGRAM)))
-        arguments = ["--target", values["address"], "--local", values["announce"], "--local2", f"{net}.3"]
-        arguments += ["--local3", f"{net}.4", "--port", values["port"], "--expect-invite"]
-    if family == "socha-player":
-        chosen = targetFrom(parseArguments([family, "--command", template, *options]))
-        chosen.extra.update(cwd=str(submission), folder=submission, sandbox=sandbox, log=log)
-        report = runChecks(family, chosen, only)
-        report.program = chosen.extra.get("verdict")
-        return report
-    command = template
-    for name, value in values.items():
-        command = command.replace("{" + name + "}", value)
-    try:
-        program = BlockingProgram(sandbox, ["/bin/sh", "-c", command], folder=submission, shared=shared, output=log)
-    except SandboxStartFailed as error:
-        report = Report(family, str(submission))
-        report.cannotTest = str(error)
-        return report
-    checked: Report | None = None
-    try:
-        with program.network():
-            if family == "gobang":
-                pid = _waitForFifo(Path(values["fifo_dir"]), program)
-                arguments = ["--target", str(pid), "--fifo-dir", values["fifo_dir"], "--destructive"]
-            elif family != "velha":
-                _waitForTcp(int(values["port"]), program)
-            chosen = targetFrom(parseArguments([family, *arguments, *options]))
-            if family == "gobang":
-                chosen.extra.update(hostPid=program.hostPid(chosen.pid), agentPrefix=program.inPidNamespace())
-            if family == "velha":
-                _waitForPeer(chosen, program)
-            checked = _exitedEarly(family, submission, program, log)
-            if checked is None:
-                checked = runChecks(family, chosen, only)
-                checked.target = f"{submission.name}: {checked.target}"
-    finally:
-        verdict = program.stop()
-    checked.program = verdict
-    return checked
-
-
-def formatTable(graded: list[Graded]) -> str:
-    header = ["student", "pass", "fail", "warn", "skip", "not run", "verdict"]
-    rows = [header, *(g.row() for g in graded)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
-    lines = []
-    for row in rows:
-        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)]
-        lines.append("  ".join([*cells, row[-1]]))
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
-    parser = ArgumentParser(
+def parser() -> ArgumentParser:
+    made = ArgumentParser(
         prog="velhanet-grade",
-        description="Check every submission in a folder with velhanet-check and print one line per student.",
-        epilog=f"Each subdirectory of DIR needs a file {RUN_FILE} with the command that starts the program; "
-        "see docs/conformance.md for its placeholders.",
+        description="Check every submission of a class with velhanet-check and print one line per student "
+        "(velhanet-grade history OUT STUDENT: a student's graded versions).",
+        epilog=f"Each submission needs a file {RUN_FILE} with the command that starts the program; "
+        "see docs/conformance.md for its placeholders and the class file.",
     )
-    parser.add_argument(
-        "family", choices=sorted(FAMILIES), help="the protocol the programs speak, as for velhanet-check"
+    made.add_argument("family", choices=sorted(FAMILIES), help="the protocol the programs speak, as for velhanet-check")
+    made.add_argument(
+        "folder",
+        metavar="DIR|CLASS.toml",
+        help="one subdirectory per student, or a class file naming each student's git repository or folder",
     )
-    parser.add_argument("folder", metavar="DIR", help="one subdirectory per student")
-    parser.add_argument("--out", default="velhanet-grades", help="where the reports go (default: ./%(default)s)")
-    parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
-    parser.add_argument(
-        "--student", default="", metavar="NAME[,NAME…]", help="grade only these students' folders (default: all)"
-    )
-    parser.add_argument(
+    made.add_argument("--out", default="velhanet-grades", help="where the reports go (default: ./%(default)s)")
+    made.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
+    made.add_argument("--student", default="", metavar="NAME[,NAME…]", help="grade only these students (default: all)")
+    made.add_argument(
         "--only",
         default="",
         metavar="RULE[,RULE…]",
         help="run only these rules, by their ids as the reports print them (default: all)",
     )
-    addSandboxArguments(parser)
+    made.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="submissions checked at once on this machine (default: four per processor, since checks mostly wait,"
+        " and no more than the memory holds at --limit-memory + 256 MiB each)",
+    )
+    made.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:8786",
+        help="grade on a running Dask cluster, the one velhanet-league uses (default: this machine)",
+    )
+    made.add_argument(
+        "--deadline",
+        default=None,
+        metavar="TIME",
+        help="with a class file: grade each repository's last commit before TIME (2026-12-01 23:59 in this machine's"
+        " time zone, or with an offset) (default: the last commit)",
+    )
+    made.add_argument("--again", action="store_true", help="grade versions already graded again")
+    made.add_argument(
+        "--csv", default=None, metavar="FILE", help="also write the class as CSV, for a gradebook (default: none)"
+    )
+    addSandboxArguments(made)
+    return made
+
+
+def settingsKey(family: str, strict: bool, only: str, settings: object) -> str:
+    """What a verdict depends on besides the program: a version graded with other settings is graded again."""
+    return json.dumps({"family": family, "strict": strict, "only": only, "sandbox": repr(settings)}, sort_keys=True)
+
+
+class ClassGrading:
+    """One run of the command: the submissions, the history, and the files it writes for each student."""
+
+    def __init__(self, family: str, given: list[str], outDir: Path, history: History, settings: str) -> None:
+        self.family, self.given, self.outDir, self.history, self.settings = family, given, outDir, history, settings
+        self.lines: dict[str, ClassLine] = {}
+
+    def already(self, submission: Submission) -> bool:
+        """A version graded before with the same settings: its line from the history, nothing run."""
+        earlier = self.history.sameVersion(submission.student, self.family, self.settings, submission.version)
+        if earlier is None:
+            return False
+        graded, report = earlier
+        change = f"unchanged since {graded.day} (same version)"
+        self.lines[submission.student] = ClassLine(submission, report, change)
+        self.write(self.lines[submission.student], None, fresh=False)
+        return True
+
+    def nothingToGrade(self, submission: Submission) -> None:
+        report = Report(self.family, submission.student, cannotTest=submission.problem)
+        self.lines[submission.student] = ClassLine(submission, report)
+        self.write(self.lines[submission.student], None)
+
+    def finished(self, submission: Submission, graded: Graded) -> None:
+        """A result came back: recorded in the history, told against the previous version, written."""
+        report = graded.report
+        again = ("--student", submission.student, "--again", "--out", f"{self.outDir}-again")
+        for outcome in report.outcomes:
+            outcome.reproduce = reproduceCommand(self.given, outcome.anchor, "velhanet-grade", again)
+        line = ClassLine(submission, report, graded=graded)
+        previous = self.history.previous(submission.student, self.family, self.settings, submission.version)
+        line.change = changeLine(previous, statusesOf(report), line.verdict())
+        self.history.record(submission, self.family, self.settings, report, line.verdict(), datetime.now().astimezone())
+        self.lines[submission.student] = line
+        self.write(line, graded.printed)
+
+    def write(self, line: ClassLine, printed: bytes | None, fresh: bool = True) -> None:
+        """The student's JSON, JUnit and HTML reports, and what the program printed (None: it never started;
+        a version graded before keeps its log, ``fresh`` False)."""
+        student, report, submission = line.student, line.report, line.submission
+        log = self.outDir / f"{student}.log"
+        if printed is not None:
+            log.write_bytes(printed)
+        elif fresh:  # no log of an older version beside this one's report
+            log.unlink(missing_ok=True)
+        data = json.loads(jsonReport(report))
+        data["submission"] = {
+            "version": submission.version or None,
+            "source": submission.source,
+            "committed": submission.committed or None,
+            "laterCommits": submission.laterCommits,
+            "described": submission.describe() if submission.version else None,
+        }
+        data["change"] = line.change or None
+        if line.graded is not None:
+            data["grading"] = {"worker": line.graded.worker, "began": line.graded.began, "ended": line.graded.ended}
+        (self.outDir / f"{student}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        (self.outDir / f"{student}.xml").write_bytes(junitXml(report))
+        shown = log.read_bytes()[-PAGE_OUTPUT:].decode("utf-8", "replace") if log.exists() else ""
+        if log.exists() and log.stat().st_size > PAGE_OUTPUT:
+            shown = f"… the last {PAGE_OUTPUT // 1024} KiB of {log.name} ({log.stat().st_size} bytes) …\n{shown}"
+        facts = [("version", submission.describe())] if submission.version else []
+        facts += [("since the last version", line.change)] if line.change else []
+        (self.outDir / f"{student}.html").write_text(htmlReport(report, shown, facts), encoding="utf-8")
+
+
+def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     given = sys.argv[1:] if argv is None else argv
-    arguments = parser.parse_args(given)
-    if not Path(arguments.folder).is_dir():
-        parser.error(f"{arguments.folder} is not a directory")
+    if given[:1] == ["history"]:
+        sys.exit(history(given[1:], out))
+    made = parser()
+    arguments = made.parse_args(given)
+    source = Path(arguments.folder)
+    if not source.exists():
+        made.error(f"{source}: no such folder or class file")
     if arguments.only:
         anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
         unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
         if unknown:
-            parser.error(f"--only {', '.join(unknown)}: no such rule of {arguments.family}")
-    options = ["--strict"] if arguments.strict else []
-    if arguments.sandbox != "off":
-        enterBench(privateNetwork=True)  # before any thread; the checks run inside each program's network
+            made.error(f"--only {', '.join(unknown)}: no such rule of {arguments.family}")
     try:
-        sandbox = Sandbox.forCommand(settingsFrom(arguments), say=lambda line: print(f"velhanet-grade: {line}"))
+        deadline = parseDeadline(arguments.deadline) if arguments.deadline else None
+    except ValueError as error:
+        made.error(f"--deadline: {error}")
+    if deadline is not None and source.is_dir():
+        made.error("--deadline needs a class file (a folder has no commits)")
+    settings = settingsFrom(arguments)
+    try:
+        sandbox = Sandbox.forCommand(settings, say=lambda line: print(f"velhanet-grade: {line}", file=out))
     except SandboxUnavailable as error:
         print(f"velhanet-grade: {error}", file=sys.stderr)
         sys.exit(1)
     print(f"velhanet-grade: {sandbox.describe()}", file=out, flush=True)
     outDir = Path(arguments.out).resolve()  # trial's runner changes directory while the checks run
     outDir.mkdir(parents=True, exist_ok=True)
-    graded = []
     wanted = {name.strip() for name in arguments.student.split(",") if name.strip()}
-    submissions = sorted(
-        path
-        for path in Path(arguments.folder).resolve().iterdir()
-        if path.is_dir() and (not wanted or path.name in wanted)
-    )
-    if wanted - {path.name for path in submissions}:
-        parser.error(f"--student {', '.join(sorted(wanted - {p.name for p in submissions}))}: no such folder")
+    try:
+        if source.is_dir():
+            submissions = fromFolder(source.resolve(), wanted)
+        else:
+            say = lambda line: print(f"velhanet-grade: {line}", file=out, flush=True)  # noqa: E731
+            submissions = fromClassFile(source.resolve(), outDir, wanted, deadline, say)
+    except ClassFileError as error:
+        made.error(str(error))
+    if wanted - {s.student for s in submissions}:
+        made.error(f"--student {', '.join(sorted(wanted - {s.student for s in submissions}))}: no such student")
+    try:
+        records = History(outDir / "grades.db")
+    except HistoryError as error:
+        made.error(str(error))
+    options = ["--strict"] if arguments.strict else []
+    key = settingsKey(arguments.family, arguments.strict, arguments.only, settings)
+    grading = ClassGrading(arguments.family, given, outDir, records, key)
+    toGrade = []
     for index, submission in enumerate(submissions):
-        print(f"checking {submission.name} ...", file=out, flush=True)
-        log = outDir / f"{submission.name}.log"
-        report = gradeOne(arguments.family, submission, index, options, log, sandbox, arguments.only)
-        for outcome in report.outcomes:
-            outcome.reproduce = reproduceCommand(
-                given, outcome.anchor, "velhanet-grade", ("--student", submission.name, "--out", f"{outDir}-again")
-            )
-        graded.append(Graded(submission.name, report))
-        (outDir / f"{submission.name}.json").write_text(jsonReport(report) + "\n", encoding="utf-8")
-        (outDir / f"{submission.name}.xml").write_bytes(junitXml(report))
-        printed = log.read_bytes()[-PAGE_OUTPUT:].decode("utf-8", "replace") if log.exists() else ""
-        if log.exists() and log.stat().st_size > PAGE_OUTPUT:
-            printed = f"… the last {PAGE_OUTPUT // 1024} KiB of {log.name} ({log.stat().st_size} bytes) …\n{printed}"
-        (outDir / f"{submission.name}.html").write_text(htmlReport(report, printed), encoding="utf-8")
+        if submission.problem:
+            grading.nothingToGrade(submission)
+        elif arguments.again or not grading.already(submission):
+            toGrade.append((index, submission))
+    workers = arguments.workers or defaultWorkers(settings.limits)
+    if arguments.family == "velha" and not sandbox.active and workers > 1 and not arguments.scheduler:
+        print(
+            "velhanet-grade: velha without a sandbox: one at a time"
+            " (the peers and their checkers would share a network)",
+            file=out,
+        )
+        workers = 1
+    interrupted = False
+    if toGrade:
+        os.environ[RUN_VARIABLE] = str(os.getpid())  # the graders' control groups are named after this command
+        where = arguments.scheduler or f"this machine, {min(workers, len(toGrade))} at a time"
+        print(f"velhanet-grade: grading {len(toGrade)} of {len(submissions)} on {where}", file=out, flush=True)
+        interrupted = gradeOnCluster(arguments, min(workers, len(toGrade)), settings, options, toGrade, grading)
+    lines = [grading.lines[s.student] for s in submissions if s.student in grading.lines]
+    records.close()
     (outDir / "index.html").write_text(
-        classPage(arguments.family, [(g.student, g.report) for g in graded]), encoding="utf-8"
+        classPage(arguments.family, [(line.student, line.report) for line in lines]), encoding="utf-8"
     )
-    print(formatTable(graded), file=out)
+    print(formatTable(lines), file=out)
+    if arguments.csv:
+        writeCsv(Path(arguments.csv), lines)
     print(
         f"reports in {outDir}/: index.html (the class, students × rules); per student an HTML page, a JSON and a"
-        " JUnit XML report, and the program's output",
+        " JUnit XML report, and the program's output; grades.db: every version graded",
         file=out,
     )
-    ok = all(not g.report.cannotTest and not g.report.count(FAIL) and not g.report.brokeALimit for g in graded)
-    sys.exit(0 if ok else 1)
+    if interrupted:
+        left = len(submissions) - len(lines)
+        print(f"interrupted: {left} submission(s) not graded; the same command goes on (what is graded is kept)")
+        sys.exit(130)
+    sys.exit(0 if all(line.passed for line in lines) and len(lines) == len(submissions) else 1)
+
+
+def gradeOnCluster(
+    arguments: argparse.Namespace,
+    workers: int,
+    settings: SandboxSettings,
+    options: list[str],
+    toGrade: list[tuple[int, Submission]],
+    grading: ClassGrading,
+) -> bool:
+    """Grade ``toGrade`` on a cluster (``--scheduler``) or a LocalCluster of ``workers``; True if interrupted."""
+    try:
+        client, local = connect(arguments.scheduler, workers)
+    except OSError as error:
+        print(f"velhanet-grade: the cluster cannot be reached: {error}", file=sys.stderr)
+        sys.exit(1)
+    run = GradeRun(arguments.family, client, settings, options, arguments.only)
+    previous = signal.signal(signal.SIGINT, lambda *_: run.stop())
+    try:
+        run.grade(toGrade, grading.finished)
+    except RunRefused as error:
+        print(f"velhanet-grade: {error}", file=sys.stderr)
+        sys.exit(1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        client.close()
+        if local is not None:
+            local.close()
+    return run.interrupted
+
+
+def history(argv: list[str], out: TextIO) -> int:
+    """``velhanet-grade history OUT STUDENT``: every graded version of a student's, oldest first."""
+    made = ArgumentParser(prog="velhanet-grade history", description="A student's graded versions, oldest first.")
+    made.add_argument("out", metavar="OUT", help="the output folder of velhanet-grade (it holds grades.db)")
+    made.add_argument("student", metavar="STUDENT")
+    arguments = made.parse_args(argv)
+    path = Path(arguments.out)
+    path = path / "grades.db" if path.is_dir() else path
+    if not path.is_file():
+        made.error(f"{path}: no such file (velhanet-grade writes it in its --out folder)")
+    try:
+        records = History(path)
+    except HistoryError as error:
+        made.error(str(error))
+    versions = records.versionsOf(arguments.student)
+    records.close()
+    if not versions:
+        print(f"{arguments.student}: never graded in {path}", file=out)
+        return 1
+    for entry in versions:
+        graded, row = entry["graded"], entry["row"]
+        where = (
+            f"commit {graded.version[:12]} of {graded.committed}"
+            if graded.source == "git"
+            else f"folder {graded.version}"
+        )
+        counts = f"{row['passed']} pass, {row['failed']} fail, {row['warned']} warn, {row['notRun']} not run"
+        print(f"{graded.graded}  {entry['family']}  {where}: {counts}: {graded.verdict}", file=out)
+        print(f"    {entry['change']}", file=out)
+        failed = sorted(rule for rule, status in graded.statuses.items() if status == "FAIL")
+        if failed:
+            print(f"    failed: {', '.join(failed)}", file=out)
+    return 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ with their decoded meaning beside them. No script, no external file, no network:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN
@@ -42,10 +43,15 @@ td.raw{overflow-wrap:anywhere;min-width:8rem}td.event{color:#57606a;font-style:i
 """
 
 
-def htmlReport(report: Report, program: str = "") -> str:
-    """The whole page; ``program``: what the program printed (a student's page under ``velhanet-grade``)."""
+def htmlReport(report: Report, program: str = "", facts: Sequence[tuple[str, str]] = ()) -> str:
+    """The whole page; ``program``: what the program printed, ``facts``: the version graded and what changed
+    since the last (a student's page under ``velhanet-grade``)."""
     title = f"velhanet-check {report.family}: {report.target}"
     parts = pageStart(title, STYLE)
+    if facts:
+        parts.append('<dl class="facts">')
+        parts += [f"<dt>{escape(name)}</dt><dd>{escape(value)}</dd>" for name, value in facts]
+        parts.append("</dl>")
     if report.cannotTest:
         parts.append(f'<p class="cannot">cannot test: {escape(report.cannotTest)}; nothing was graded</p>')
     else:

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from velhanet.cluster.workers import connect
 from velhanet.league.config import LeagueError, discoverPlayers, loadLeague
 from velhanet.league.store import Store, asDict
 from velhanet.sandbox import SandboxUnavailable, addSandboxArguments, settingsFrom
@@ -73,49 +74,20 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--format", choices=formats, default=formats[0], help="(default: %(default)s)")
         if name == "export":
             command.add_argument("--out", default="-", metavar="FILE", help="(default: standard output)")
+        else:
+            command.add_argument(
+                "--web",
+                default=None,
+                metavar="ENDPOINT",
+                help="serve the standings and every finished game, replayable, until Ctrl-C, instead of printing "
+                "(a bare port: 127.0.0.1 only; no cluster is started) (default: off)",
+            )
     return top
-
-
-QUIET_DASK = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.tick.interval": "1s",
-    "distributed.admin.system-monitor.interval": "5s",
-    "distributed.worker.memory.monitor-interval": "1s",
-}
-"""Dask's monitoring for its dashboards, which the league does not open: with Dask's defaults (a statistical
-profile every 10 ms, an event-loop tick every 20 ms) an idle LocalCluster of 4 workers takes a quarter of a
-core, with these a twentieth (measured in docs/performance.md) — time the players' turns would lose."""
 
 
 def cluster(arguments: argparse.Namespace) -> tuple[Any, Any]:
     """(the client, the LocalCluster it runs on or None)."""
-    from distributed import Client
-
-    if arguments.scheduler:
-        return Client(arguments.scheduler, timeout="30s"), None
-    return localCluster(max(1, arguments.workers))
-
-
-def localCluster(workers: int) -> tuple[Any, Any]:
-    """A client and its LocalCluster of one-thread worker processes: pinned to loopback, no dashboard, quiet."""
-    import logging
-
-    import dask
-    from distributed import Client, LocalCluster
-
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    dask.config.set(QUIET_DASK)
-    local = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        scheduler_port=0,
-        dashboard_address=None,
-        worker_dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
-    return Client(local), local
+    return connect(arguments.scheduler, arguments.workers)
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -167,6 +139,7 @@ def run(arguments: argparse.Namespace) -> int:
         print(f"velhanet-league: {league.name}: {len(players)} players, {league.format}, on {where}", flush=True)
         play = Run(league, players, store, client, settings, say, live=live, onFinished=onFinished)
         previous = signal.getsignal(signal.SIGINT)
+
         def interrupt(*_: object) -> None:
             play.stopping.set()
             play.cancelAll()
@@ -207,6 +180,17 @@ def standings(arguments: argparse.Namespace) -> int:
 
     league = loadLeague(Path(arguments.league))
     players = discoverPlayers(league)
+    if arguments.web is not None:  # the site of `run --web` over the database alone: a league over, or stopped
+        from velhanet.league.site import LeagueSite, SiteUnavailable
+
+        try:
+            site = LeagueSite(arguments.web, league, players, running=False)
+        except SiteUnavailable as error:
+            print(f"velhanet-league: {error}", file=sys.stderr)
+            return 1
+        print(f"velhanet-league: standings and games of {league.name} at {site.home} (Ctrl-C stops)", flush=True)
+        site.serveUntilInterrupted()
+        return 0
     store = Store(league.databasePath)
     table = standingsOf(store, players)
     print(

@@ -25,11 +25,11 @@ submission is a new version, played and rated as such.
 
 from __future__ import annotations
 
-import hashlib
-import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from velhanet.cluster.archive import folderVersion
 
 RUN_FILE = "velhanet-run"
 FORMATS = ("round-robin", "gauntlet", "sprt")
@@ -140,21 +140,6 @@ def loadLeague(path: Path) -> League:
     return league
 
 
-def folderVersion(folder: Path) -> str:
-    """Twelve hex digits naming the folder's content: every file's relative path, executable bit and bytes."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_symlink() or not path.is_file():
-            continue
-        relative = path.relative_to(folder).as_posix()
-        executable = bool(path.stat().st_mode & stat.S_IXUSR)
-        digest.update(f"{relative}\0{int(executable)}\0{path.stat().st_size}\0".encode())
-        with path.open("rb") as content:
-            for block in iter(lambda: content.read(1 << 16), b""):
-                digest.update(block)
-    return digest.hexdigest()[:12]
-
-
 def discoverPlayers(league: League) -> list[Player]:
     """Every player folder (with a ``velhanet-run``) of the league, sorted by name, with its version."""
     if not league.players.is_dir():
@@ -180,14 +165,3 @@ def discoverPlayers(league: League) -> list[Player]:
     if len(players) < 2:
         raise LeagueError(f"a league needs two players at least; {league.players} has {len(players)}")
     return players
-
-
-def codeVersion() -> str:
-    """velhanet's version and a hash of its own code: what every worker must run too."""
-    import velhanet
-
-    package = Path(velhanet.__file__).resolve().parent
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
-    return f"{velhanet.__version__}+{digest.hexdigest()[:10]}"

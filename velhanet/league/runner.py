@@ -5,8 +5,9 @@ The run (``Run.play``):
 1. every worker must run the same velhanet (``codeVersion``); one that does
    not is named and the run refused;
 2. each player version's folder is packed once and held by a task of the
-   cluster (``archive.py``, ``task.holding``): the workers need no shared
-   file system, and an archive lost with a worker is computed again;
+   cluster (``velhanet.cluster``: the pool of tasks every command shares):
+   the workers need no shared file system, and an archive lost with a worker
+   is computed again;
 3. the games not yet finished in the database are submitted, one task each
    (``task.playGame``), as many at a time as the cluster has worker threads
    (a few more queued, so that no worker waits);
@@ -33,12 +34,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from velhanet.league.archive import pack
-from velhanet.league.config import League, Player, codeVersion
+from velhanet.cluster.pool import NO_WORKERS_GRACE, NoWorkers, TaskPool
+from velhanet.cluster.workers import RunRefused, WrongVersion, checkWorkers, workerCount
+from velhanet.league.config import League, Player
 from velhanet.league.ratings import SprtBounds, llrLogistic, pentanomial
 from velhanet.league.schedule import Scheduled, schedule, sprtPairs
 from velhanet.league.store import Outcome, Store
-from velhanet.league.task import WrongVersion, holding, playGame
+from velhanet.league.task import playGame
 from velhanet.sandbox.limits import SandboxSettings
 
 MAX_REPLAYS = 3
@@ -46,10 +48,6 @@ MAX_ATTEMPTS = 3
 """Tries of a game whose process failed (not a player's fault) before it is recorded void."""
 JOIN_TIMEOUT = 60.0
 """Seconds both players have to join: includes a fresh worker unpacking them and their sandboxes' start."""
-
-
-class RunRefused(Exception):
-    """The run cannot start or go on (a worker of another velhanet, a scheduler gone): the line says why."""
 
 
 @dataclass
@@ -99,13 +97,6 @@ def outcomeOf(result: dict[str, Any], game: Scheduled) -> Outcome:
     )
 
 
-NO_WORKERS_GRACE = 120.0
-"""Seconds a run waits with no worker at all before it stops, the games not played still scheduled.
-
-A LocalCluster whose nannies could not start their workers again (a machine too loaded for them to
-start in time), a cluster whose workers all left: the scheduler would hold the games for ever."""
-
-
 def plannedGames(league: League, players: list[Player], store: Store) -> list[Scheduled]:
     """Every game the league plays (a sequential test: all the pairs it may need), each now in the database."""
     if league.sprt is None:
@@ -145,46 +136,30 @@ class Run:
         self.onFinished = onFinished or (lambda gameId, result: None)
         self.task = task
         self.report = RunReport()
+        self.pool: TaskPool[tuple[int, Scheduled, int]] | None = None
         self.stopping = threading.Event()
-        self.futures: dict[Any, tuple[int, Scheduled, int]] = {}
         self.began = time.monotonic()
         self.total = 0
         self.finished = 0
-        self.noWorkersFor: float | None = None
-        """Set when the run stopped because it had no worker for L{noWorkersGrace} seconds."""
 
     # -- before any game --------------------------------------------------------------
 
     def checkWorkers(self) -> str:
-        expected = codeVersion()
-        versions = self.client.run(codeVersion)
-        if not versions:
-            raise RunRefused("the cluster has no worker")
-        wrong = {address: version for address, version in versions.items() if version != expected}
-        if wrong:
-            address, version = sorted(wrong.items())[0]
-            raise RunRefused(
-                f"the worker at {address} runs velhanet {version}, this league {expected}:"
-                " install the same velhanet on every worker (pip install the same checkout or wheel)"
-            )
-        return expected
+        return checkWorkers(self.client, "this league")
 
     def workerCount(self) -> int:
-        info = self.client.scheduler_info()
-        return sum(int(worker.get("nthreads", 1)) for worker in info.get("workers", {}).values())
+        return workerCount(self.client)
 
     # -- the games ------------------------------------------------------------------------
 
     def play(self) -> RunReport:
-        from distributed import as_completed
-
         expected = self.checkWorkers()
-        # A task holding each archive (not scattered data): if the worker that keeps it dies, the
-        # scheduler computes it again elsewhere, and the games that need it go on.
-        archives = {
-            p.version: self.client.submit(holding, pack(p.folder), key=f"velhanet-archive-{p.version}", pure=False)
-            for p in self.players
-        }
+        pool: TaskPool[tuple[int, Scheduled, int]] = TaskPool(
+            self.client, self.progress, self.noWorkersGrace, self.watchEvery
+        )
+        pool.stopping = self.stopping
+        self.pool = pool
+        archives = {p.version: pool.hold(p.version, p.folder) for p in self.players}
         sprt = self.league.sprt
         games = plannedGames(self.league, self.players, self.store)
         pending = self.store.pending(games)
@@ -194,54 +169,32 @@ class Run:
         self.finished = self.total - len(pending)
         ahead = max(2, self.workerCount() * 2)
         queue = list(pending)
-        completed = as_completed()
 
         def submit(gameId: int, game: Scheduled, attempt: int) -> None:
             spec = specOf(self.league, game, self.settings, self.live)
             teams = [archives[p.version] for p in game.teams]
-            future = self.client.submit(
-                self.task, gameId, spec, teams, expected, pure=False, key=f"game-{gameId}-{attempt}-{time.time_ns()}"
-            )
-            self.futures[future] = (gameId, game, attempt)
-            completed.add(future)
+            pool.submit((gameId, game, attempt), f"game-{gameId}-{attempt}", self.task, gameId, spec, teams, expected)
 
         def refill() -> None:
-            while queue and len(self.futures) < ahead and not self.stopping.is_set():
+            while queue and pool.inFlight < ahead and not self.stopping.is_set():
                 gameId, game = queue.pop(0)
                 submit(gameId, game, 0)
 
-        refill()
-        playing = threading.Event()
-        playing.set()
-        watcher = threading.Thread(target=self._watchWorkers, args=(playing,), daemon=True)
-        watcher.start()
         try:
-            for future in completed:
-                entry = self.futures.pop(future, None)
-                if self.stopping.is_set():
-                    break
-                if entry is None:  # cancelled: the sequential test was decided
-                    continue
-                gameId, game, attempt = entry
+            for (gameId, game, attempt), future in pool.results(refill):
                 self.settle(future, gameId, game, attempt, submit)
                 if sprt is not None and self.sprtDecided():
                     queue.clear()
                     self.cancelAll()
-                refill()
                 self.progress()
-                if not self.futures and not queue:
-                    break
         except KeyboardInterrupt:
             self.stopping.set()
-        finally:
-            playing.clear()
-        if self.noWorkersFor is not None:
-            self.cancelAll()
+        except NoWorkers as gone:
             left = self.total - self.finished
             raise RunRefused(
-                f"no worker for {self.noWorkersFor:.0f} s, {left} game(s) still to play: the cluster lost its"
+                f"no worker for {gone.seconds:.0f} s, {left} game(s) still to play: the cluster lost its"
                 " workers (see its log); start workers and run again, it goes on where it stopped"
-            )
+            ) from None
         if self.stopping.is_set():
             self.report.interrupted = True
             self.cancelAll()
@@ -306,26 +259,9 @@ class Run:
             self.report.decision = decision
         return bool(decision)
 
-    def _watchWorkers(self, playing: threading.Event) -> None:
-        """A thread beside the games: a run with no worker at all stops after L{noWorkersGrace} seconds."""
-        alone: float | None = None
-        while playing.is_set() and not self.stopping.wait(self.watchEvery):
-            if self.workerCount() > 0:
-                alone = None
-                continue
-            alone = alone if alone is not None else time.monotonic()
-            self.progress()
-            if time.monotonic() - alone >= self.noWorkersGrace:
-                self.noWorkersFor = time.monotonic() - alone
-                self.stopping.set()
-                self.client.cancel(list(self.futures))  # wakes the loop of play(), which then stops
-                return
-
     def cancelAll(self) -> None:
-        futures = list(self.futures)
-        self.futures.clear()
-        if futures:
-            self.client.cancel(futures)
+        if self.pool is not None:
+            self.pool.cancelAll()
 
     def progress(self) -> None:
         elapsed = time.monotonic() - self.began

@@ -1,72 +1,181 @@
-"""``velhanet-league run --web ENDPOINT``: the standings live, the running games, the finished ones.
+"""``velhanet-league run --web`` and ``standings --web``: the standings, every game, each one watchable.
 
 The spectators' site of the other commands (``velhanet.web.site``), on a
-reactor of its own in a thread beside the run (the run itself is Dask's):
+reactor of its own in a thread beside the run (the run itself is Dask's), or
+alone over the database of a league that is over (``standings --web``):
 
-- ``/standings`` (and ``/standings.json``): the standings as they stand,
-  read afresh from the database at each request, the page reloading itself;
-- the list of games and a page per game, as everywhere: each running game
-  arrives as the worker playing it tells it (``EVENT`` lines of the game
-  process, through Dask's structured events, topic ``task.LIVE``), with its
-  board after every move; each finished game is replayed from its XML log
-  beside the database (``socha.replayservice.ReplayLibrary``, rescanned every
-  2 s), step by step.
+- ``/``: the standings (``league.standingspage``), read afresh from the
+  database at each request, reloading itself while a run plays; ``/standings``
+  sends there, ``/standings.json`` is the same in JSON;
+- ``/games`` (``?player=NAME``: one player's): every finished game, and every
+  one being played, each with the link to its page below;
+- ``/live``, ``/game/<id>``: the list and pages of the other commands' sites;
+  each running game arrives as the worker playing it tells it (``EVENT``
+  lines of the game process, through Dask's structured events, topic
+  ``task.LIVE``), with its board after every move; each finished game is
+  replayed from its XML log beside the database
+  (``socha.replayservice.ReplayLibrary``, rescanned every 2 s), step by step.
 """
 
 from __future__ import annotations
 
-import html
 import threading
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.task import LoopingCall
 from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
+from twisted.web.util import Redirect
 
 from velhanet.league.config import League, Player
-from velhanet.league.standings import asJson, asText, standingsOf
-from velhanet.league.store import Store
+from velhanet.league.standings import asJson, standingsOf
+from velhanet.league.standingspage import gamesPage, standingsPage
+from velhanet.league.store import Store, asDict
 from velhanet.league.task import LIVE
+from velhanet.socha.replay import ReplayedGame
 from velhanet.socha.replayservice import ReplayLibrary
-from velhanet.watching import WatchedGame
-from velhanet.web.hub import GameHub
-from velhanet.web.site import Root, webEndpoint
+from velhanet.web.hub import GameHub, GameRecord
+from velhanet.web.site import CONTENT_SECURITY_POLICY, Root, webEndpoint
 
 RESCAN = 2.0
+Read = TypeVar("Read")
 
 
-class StandingsPage(Resource):
+class LeagueReplays(ReplayLibrary):
+    """The league's logs, each remembered with the game of the hub it became: the database names each game's
+    log, so a page links a game of the database to its replay on this site."""
+
+    def __init__(self, hub: GameHub, logs: Path) -> None:
+        super().__init__(hub, [logs])
+        self.byLog: dict[str, str] = {}
+        """A log's file name (``game-00017.xml``) → the hub's game id."""
+
+    def _add(self, file: Path, game: ReplayedGame, modified: float) -> None:
+        super()._add(file, game, modified)
+        self.byLog[file.name] = next(reversed(self.hub.games))  # the hub adds it last, in this very call
+
+
+class LeagueGames:
+    """Which page of this site shows each game of the database: its live board while a worker plays it, its
+    replay once its log is read. Used in the reactor's thread only, as the pages that ask."""
+
+    def __init__(self, hub: GameHub, logs: Path) -> None:
+        self.hub = hub
+        self.replays = LeagueReplays(hub, logs)
+        self.live: dict[int, tuple[GameRecord, list[str]]] = {}
+        """The database's id of each game being played → its game on the hub, and its latest board."""
+
+    def event(self, event: dict[str, Any]) -> None:
+        """One ``EVENT`` line of a game process, as the worker playing it published it."""
+        game, kind = int(event["game"]), event["event"]
+        if kind == "started":
+            board = [event["board"]]
+            started = self.hub.startedDrawn(event["family"], event["gameType"], event["players"], lambda: board[0])
+            self.live[game] = (started, board)
+            return
+        if game in self.live:
+            watched, board = self.live[game]
+            board[0] = event.get("board", board[0])
+            if kind == "moved":
+                watched.moved(event["text"])
+            elif kind == "ended":
+                watched.ended(event["result"])
+                del self.live[game]
+
+    def watch(self, row: Mapping[str, Any]) -> tuple[str, str] | None:
+        """(the game's page, what it offers) for a row of the database; None while it has none yet."""
+        if row["id"] in self.live:
+            return f"/game/{self.live[row['id']][0].gameId}", "watch"
+        hubId = self.replays.byLog.get(Path(row["log"]).name) if row["log"] else None
+        return None if hubId is None else (f"/game/{hubId}", "replay")
+
+    def shown(self, store: Store) -> list[dict[str, Any]]:
+        """The rows ``/games`` lists: every game finished, and every one being played."""
+        return [asDict(row) for row in store.games() if row["state"] != "scheduled" or row["id"] in self.live]
+
+
+def _read(league: League, reader: Callable[[Store], Read]) -> Read:
+    store = Store(league.databasePath)  # a connection of this thread's own, for one request
+    try:
+        return reader(store)
+    finally:
+        store.close()
+
+
+def _served(request: Request, page: str | bytes) -> bytes:
+    """A page with the headers of every page of the spectators' site (its Content-Security-Policy too)."""
+    request.setHeader(b"content-type", b"text/html; charset=utf-8")
+    request.setHeader(b"cache-control", b"no-cache")
+    request.setHeader(b"content-security-policy", CONTENT_SECURITY_POLICY)
+    return page if isinstance(page, bytes) else page.encode("utf-8")
+
+
+class StandingsJson(Resource):
     isLeaf = True
 
-    def __init__(self, league: League, players: list[Player], asJsonToo: bool = False) -> None:
+    def __init__(self, league: League, players: Sequence[Player]) -> None:
         super().__init__()
-        self.league, self.players, self.json = league, players, asJsonToo
+        self.league, self.players = league, players
 
     def render_GET(self, request: Request) -> bytes:
-        store = Store(self.league.databasePath)  # a connection of this thread's own
-        try:
-            table = standingsOf(store, self.players)
-        finally:
-            store.close()
-        if self.json:
-            request.setHeader(b"content-type", b"application/json")
-            return asJson(table).encode()
-        request.setHeader(b"content-type", b"text/html; charset=utf-8")
-        title = html.escape(self.league.name)
-        return (
-            f'<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="5">'
-            f"<title>{title}: standings</title></head><body><h1>{title}</h1>"
-            f'<p><a href="/">the games</a> · <a href="/standings.json">JSON</a></p>'
-            f"<pre>{html.escape(asText(table))}</pre></body></html>"
-        ).encode()
+        request.setHeader(b"content-type", b"application/json")
+        return asJson(_read(self.league, lambda store: standingsOf(store, self.players))).encode()
+
+
+class GamesPage(Resource):
+    isLeaf = True
+
+    def __init__(self, league: League, games: LeagueGames, running: bool) -> None:
+        super().__init__()
+        self.league, self.games, self.running = league, games, running
+
+    def render_GET(self, request: Request) -> bytes:
+        named = (request.args or {}).get(b"player", [])
+        player = named[0].decode("utf-8", "replace") if named else None
+        rows = _read(self.league, self.games.shown)
+        return _served(request, gamesPage(self.league.name, rows, player, self.games.watch, self.running))
+
+
+class LivePage(Resource):
+    """``/live``: the list of the games being played, as every other command's site has it at ``/``."""
+
+    isLeaf = True
+
+    def __init__(self, page: bytes) -> None:
+        super().__init__()
+        self.page = page
+
+    def render_GET(self, request: Request) -> bytes:
+        return _served(request, self.page)
 
 
 class LeagueRoot(Root):
-    def __init__(self, hub: GameHub, league: League, players: list[Player]) -> None:
+    """The spectators' site with the standings at ``/``: a class looks at the table first, the games from it."""
+
+    def __init__(
+        self, hub: GameHub, league: League, players: Sequence[Player], games: LeagueGames, running: bool = True
+    ) -> None:
         super().__init__(hub)
-        self.putChild(b"standings", StandingsPage(league, players))
-        self.putChild(b"standings.json", StandingsPage(league, players, asJsonToo=True))
+        self.league, self.players, self.running = league, players, running
+        self.putChild(b"standings", Redirect(b"/"))
+        self.putChild(b"standings.json", StandingsJson(league, players))
+        self.putChild(b"games", GamesPage(league, games, running))
+        self.putChild(b"live", LivePage(self.page))
+
+    def render_GET(self, request: Request) -> bytes:
+        table = _read(self.league, lambda store: standingsOf(store, self.players))
+        return _served(request, standingsPage(self.league.name, table, self.running))
+
+
+def leagueSite(
+    hub: GameHub, league: League, players: Sequence[Player], games: LeagueGames, running: bool = True
+) -> Site:
+    site = Site(LeagueRoot(hub, league, players, games, running))
+    site.displayTracebacks = False
+    return site
 
 
 class SiteUnavailable(Exception):
@@ -75,19 +184,19 @@ class SiteUnavailable(Exception):
 
 class LeagueSite:
     """The site and its reactor thread; ``stop`` ends both. Started before the cluster, so that a
-    ``--web`` that cannot listen is said at once; L{follow} then shows the cluster's running games."""
+    ``--web`` that cannot listen is said at once; L{follow} then shows the cluster's running games.
+    ``running=False`` (``standings --web``): the pages do not reload themselves, nothing will change."""
 
-    def __init__(self, endpoint: str, league: League, players: list[Player]) -> None:
+    def __init__(self, endpoint: str, league: League, players: list[Player], running: bool = True) -> None:
         from twisted.internet import reactor as globalReactor
 
         reactor: Any = globalReactor  # whose interfaces mypy cannot see
         self.reactor = reactor
         self.hub = GameHub(reactor, keepFinished=0)  # a game that ends leaves; its replay comes from its log
-        self.live: dict[int, tuple[WatchedGame, list[str]]] = {}
         league.logs.mkdir(parents=True, exist_ok=True)
-        self.library = ReplayLibrary(self.hub, [league.logs])
-        site = Site(LeagueRoot(self.hub, league, players))
-        site.displayTracebacks = False
+        self.games = LeagueGames(self.hub, league.logs)
+        self.library = self.games.replays
+        site = leagueSite(self.hub, league, players, self.games, running)
         description = webEndpoint(endpoint)
         listening = threading.Event()
         failure: list[BaseException] = []
@@ -104,7 +213,7 @@ class LeagueSite:
             serverFromString(reactor, description).listen(site).addCallbacks(listened, failed)
             self.rescan = LoopingCall(self.library.scan)
             self.rescan.clock = reactor
-            self.rescan.start(RESCAN)
+            self.rescan.start(RESCAN)  # the first scan now: no request is read before every log is
 
         reactor.callWhenRunning(start)
         self.thread = threading.Thread(target=reactor.run, kwargs={"installSignalHandlers": False}, daemon=True)
@@ -115,31 +224,29 @@ class LeagueSite:
             self.stop()
             raise SiteUnavailable(f"--web {endpoint}: {failure[0]}")
         listeningOn = self.port.getHost().port
-        self.address = f"http://127.0.0.1:{listeningOn}/standings" if endpoint.isdigit() else description
+        self.home = f"http://127.0.0.1:{listeningOn}/" if endpoint.isdigit() else description
         """Where to look: with a bare port (0 too), the one it listens on."""
+        self.address = self.home + "standings" if endpoint.isdigit() else description
+        """What ``run`` says: ``/standings``, which sends to ``/`` (its first line is read by tools as it was)."""
 
     def follow(self, client: Any) -> None:
         """Show the games the cluster's workers report as they run."""
         client.subscribe_topic(LIVE, lambda event: self.reactor.callFromThread(self.event, event[1]))
 
     def event(self, event: dict[str, Any]) -> None:
-        game, kind = int(event["game"]), event["event"]
-        if kind == "started":
-            board = [event["board"]]
-            started = self.hub.startedDrawn(event["family"], event["gameType"], event["players"], lambda: board[0])
-            self.live[game] = (started, board)
-            return
-        if game in self.live:
-            watched, board = self.live[game]
-            board[0] = event.get("board", board[0])
-            if kind == "moved":
-                watched.moved(event["text"])
-            elif kind == "ended":
-                watched.ended(event["result"])
-                del self.live[game]
+        self.games.event(event)
 
     def finished(self, gameId: int, result: dict[str, Any]) -> None:
         """A game was recorded (from the run's thread): its log appears at the next rescan."""
+
+    def serveUntilInterrupted(self) -> None:
+        """``standings --web``: serve until Ctrl-C (a SIGINT the shell left ignored never comes: kill ends it)."""
+        try:
+            self.thread.join()  # a lock's wait, which SIGINT interrupts on POSIX
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
 
     def stop(self) -> None:
         self.reactor.callFromThread(self.reactor.stop)

@@ -159,6 +159,24 @@ def asText(standings: Standings) -> str:
     return "\n".join(text)
 
 
+def eloText(rating: Rating) -> str:
+    """A rating as the text table prints it (signed, whole, said when clipped): the web page says the same."""
+    return f"{rating.elo:+.0f}" + (" (clipped)" if rating.clipped else "")
+
+
+def intervalText(rating: Rating) -> str:
+    """The fit's 95 % interval, half-width then bounds (``±338 (+274 to +950)``): a reader compares two
+    players by their bounds, and needs no arithmetic to do so. ``±inf`` when the fit has no finite one."""
+    if math.isinf(rating.margin):
+        return _margin(rating)
+    return f"{_margin(rating)} ({rating.elo - rating.margin:+.0f} to {rating.elo + rating.margin:+.0f})"
+
+
+def scoreBetween(standings: Standings, row: str, column: str) -> MatchStats | None:
+    """``row``'s record against ``column`` (None for a player against itself, or a pairing not played yet)."""
+    return _between(standings, row, column)
+
+
 def _between(standings: Standings, row: str, column: str) -> MatchStats | None:
     if row == column:
         return None

@@ -16,50 +16,26 @@ Dask's structured events (topic ``LIVE``), when the run watches.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import signal
 import subprocess
 import sys
 import threading
 from typing import Any
 
-from velhanet.league.archive import unpacked
-from velhanet.league.config import codeVersion
+from velhanet.cluster.archive import unpacked
+from velhanet.cluster.workers import dieWithParent, refuseOtherVersions
 
 LIVE = "velhanet-league-live"
 """The Dask topic of the games' live events."""
-PR_SET_PDEATHSIG = 1
-
 
 _spares: list[subprocess.Popen[str]] = []
 """Game processes started ahead, waiting for a game on stdin; one per worker thread at most."""
 _sparesLock = threading.Lock()
 
 
-class WrongVersion(Exception):
-    """A worker runs another velhanet than the league: its results would not be the same game."""
-
-
-def _dieWithParent() -> None:
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def workerAddress() -> str:
-    try:
-        from distributed import get_worker
-
-        return str(get_worker().address)
-    except (ImportError, ValueError):
-        return "local"
-
-
 def playGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expected: str) -> dict[str, Any]:
     """Play game ``gameId`` (``spec`` as ``game.py`` reads it, its teams without folders yet); its outcome."""
-    mine = codeVersion()
-    address = workerAddress()
-    if mine != expected:
-        raise WrongVersion(f"the worker at {address} runs velhanet {mine}, the league {expected}")
+    address = refuseOtherVersions(expected)
     spec = dict(spec)
     spec["teams"] = [
         {**team, "folder": str(unpacked(team["version"], archive))}
@@ -94,7 +70,7 @@ def _startGameProcess() -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_dieWithParent,
+        preexec_fn=dieWithParent,
     )
 
 
@@ -106,11 +82,6 @@ def _gameProcess() -> subprocess.Popen[str]:
             if spare.poll() is None:
                 return spare
     return _startGameProcess()
-
-
-def holding(archive: bytes) -> bytes:
-    """The task whose result is a player's archive: Dask recomputes a task whose worker died, not scattered data."""
-    return archive
 
 
 def _publisher(gameId: int) -> Any:

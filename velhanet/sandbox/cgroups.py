@@ -24,14 +24,19 @@ import os
 import secrets
 import signal
 import time
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from velhanet.sandbox.limits import ProgramLimits
 
-if TYPE_CHECKING:  # an unprivileged probe imports this module without Twisted
-    from twisted.internet.interfaces import IReactorTime
+
+class Clock(typing.Protocol):
+    """What of a reactor (``IReactorTime``) a busy group's removal needs; this module stays free of Twisted."""
+
+    def callLater(self, delay: float, callable: Callable[..., object], *args: object) -> object: ...
+
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PARENT = "velhanet"
@@ -236,9 +241,13 @@ def _createV1(root: Path, name: str, limits: ProgramLimits) -> GroupV1 | None:
     return GroupV1(directories)
 
 
+RUN_VARIABLE = "VELHANET_RUN"
+"""Set by a command whose programs run in other processes (``velhanet-grade``'s graders): its pid."""
+
+
 def groupName() -> str:
-    """``<pid of the velhanet process>-<random>``: an administrator (and a test) sees whose group it is."""
-    return f"{os.getpid()}-{secrets.token_hex(4)}"
+    """``<pid of the velhanet command>-<random>``: an administrator (and a test) sees whose group it is."""
+    return f"{os.environ.get(RUN_VARIABLE) or os.getpid()}-{secrets.token_hex(4)}"
 
 
 def createGroup(name: str, limits: ProgramLimits, root: Path = CGROUP_ROOT) -> ControlGroup | None:
@@ -257,9 +266,7 @@ _lingering: set[ControlGroup] = set()
 """Groups whose removal found them busy, removed at the latest when velhanet exits."""
 
 
-def removeEventually(
-    group: ControlGroup, clock: IReactorTime, attempts: int = int(GIVE_UP_SECONDS / RETRY_SECONDS)
-) -> None:
+def removeEventually(group: ControlGroup, clock: Clock, attempts: int = int(GIVE_UP_SECONDS / RETRY_SECONDS)) -> None:
     """Remove ``group`` now or, while its killed processes finish, a little later on ``clock`` (never a wait)."""
     if not group.remove() and attempts > 1:
         clock.callLater(RETRY_SECONDS, removeEventually, group, clock, attempts - 1)

@@ -1,0 +1,273 @@
+"""``velhanet-grade`` for a class: many at once, the history of each student's versions, git, the gradebook.
+
+Everything runs as a teacher runs it: the command in a process of its own, on
+class folders, class files and git repositories made here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from tests.processes import ENVIRONMENT, PYTHON, ROOT
+from velhanet.cluster.workers import localCluster
+from velhanet.conformance.graderun import GradeRun
+from velhanet.conformance.history import History, changes
+from velhanet.conformance.reportdata import reportFromData, reportToData
+from velhanet.conformance.runner import Outcome, Report
+from velhanet.conformance.submissions import Submission
+from velhanet.sandbox.limits import SandboxSettings
+
+BROKEN_GAMBIT = ROOT / "tests" / "broken" / "gambit_server.py"
+DRAWN = re.compile(r"'[0-9a-f]{4}'|\b\d{4,5}\b")
+TWISTD = f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile="
+
+
+def broken(fault: str) -> str:
+    return f"{PYTHON} gambit_server.py {{port}} {fault}"
+
+
+def makeClass(root: Path, commands: dict[str, str]) -> Path:
+    """A class folder: one folder per student with its ``velhanet-run`` (and the broken server beside it)."""
+    for student, command in commands.items():
+        (root / student).mkdir(parents=True)
+        (root / student / "velhanet-run").write_text(command)
+        shutil.copy(BROKEN_GAMBIT, root / student)
+    return root
+
+
+def grade(*arguments: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "velhanet.conformance.grade", *arguments],
+        cwd=cwd,
+        env=ENVIRONMENT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def verdicts(out: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """Every student's rules as (id, status, reason), from the JSON reports; in a reason, what each run draws
+    anew (a game's random id, a port) is masked."""
+    found = {}
+    for path in sorted(out.glob("*.json")):
+        report = json.loads(path.read_text())
+        rules = [(r["id"], r["status"], DRAWN.sub("#", r["reason"])) for r in report["rules"]]
+        found[path.stem] = [*rules, ("cannot test", "", report["cannotTest"] or "")]
+    return found
+
+
+def git(folder: Path, *arguments: str, when: str = "") -> str:
+    environment = {**os.environ, "GIT_AUTHOR_NAME": "Ana", "GIT_AUTHOR_EMAIL": "ana@example.edu"}
+    environment.update(GIT_COMMITTER_NAME="Ana", GIT_COMMITTER_EMAIL="ana@example.edu")
+    if when:
+        environment.update(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
+    done = subprocess.run(["git", "-C", str(folder), *arguments], env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+class ParallelTests(SynchronousTestCase):
+    def test_fourAtOnceGiveTheSequentialVerdicts(self) -> None:
+        root = Path(self.mktemp()).resolve()
+        folder = makeClass(
+            root / "class",
+            {
+                "ana": f"{TWISTD} -l /dev/null gambit-server --listen tcp:{{port}}:interface=127.0.0.1",
+                "bo": broken("gambit-join-unknown"),
+                "cy": broken("gambit-back-to-back"),
+                "dan": broken("gambit-end"),
+                "eve": "./no-such-server --port {port}",
+            },
+        )
+        (folder / "fay").mkdir()  # no velhanet-run
+        one = grade("gambit", str(folder), "--out", str(root / "one"), "--workers", "1")
+        four = grade("gambit", str(folder), "--out", str(root / "four"), "--workers", "4")
+        self.assertEqual(one.returncode, 1, one.stdout + one.stderr)
+        self.assertEqual(four.returncode, 1, four.stdout + four.stderr)
+        self.assertIn("on this machine, 4 at a time", four.stdout)
+        sequential, parallel = verdicts(root / "one"), verdicts(root / "four")
+        self.assertEqual(sorted(sequential), ["ana", "bo", "cy", "dan", "eve", "fay"])
+        self.assertEqual(parallel, sequential)
+        failed = {s: [r for r, status, _ in rules if status == "FAIL"] for s, rules in parallel.items()}
+        self.assertEqual(failed["bo"], ["gambit-join-unknown"])
+        self.assertEqual(failed["cy"], ["gambit-back-to-back"])
+        self.assertEqual(failed["ana"], [])
+        table = [line.split()[:2] for line in four.stdout.splitlines()]
+        self.assertIn(["cy", "dir"], table)
+        workers = {json.loads((root / "four" / f"{s}.json").read_text())["grading"]["worker"] for s in sequential}
+        self.assertGreater(len(workers), 1, "four workers, more than one of them graded")
+        self.assertIn("graded 6/6", four.stderr, "the progress line")
+
+    def test_twoVelhaPeersAtOnceNeverSeeEachOther(self) -> None:
+        """Two JogoVelha peers on the protocol's port, each also sending to the other's address: graded at the
+        same time, each hears its own checker only."""
+        root = Path(self.mktemp()).resolve()
+        peers = {"ana": "127.0.101.2", "bo": "127.0.100.2"}  # the other's address: index 1 and 0
+        commands = {
+            student: f"{TWISTD} -l - velha --nick Peer{student} --bot --move-delay 0 --interface {{address}}"
+            f" --port {{port}} --announce {{announce}},{other} --invite vinvite --trace --log-file -"
+            for student, other in peers.items()
+        }
+        folder = makeClass(root / "class", commands)
+        only = "velha-hello,velha-invite,velha-answer-nick"
+        result = grade("velha", str(folder), "--out", str(root / "out"), "--workers", "2", "--only", only)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        timings = []
+        for student, other in (("ana", "bo"), ("bo", "ana")):
+            log = (root / "out" / f"{student}.log").read_text()
+            self.assertIn(f"-> udp {peers[student]}", log, "it did send to the other's address")
+            self.assertIn(f"Hello(nick='Peer{student}')", log)
+            self.assertNotIn(f"Peer{other}", log)
+            heard = {line.split("<- udp ")[1].split()[0] for line in log.splitlines() if "<- udp " in line}
+            self.assertEqual(heard, {"127.0.100.1" if student == "ana" else "127.0.101.1"}, "its checker only")
+            grading = json.loads((root / "out" / f"{student}.json").read_text())["grading"]
+            timings.append((grading["began"], grading["ended"]))
+        (firstBegan, firstEnded), (secondBegan, secondEnded) = timings
+        self.assertLess(max(firstBegan, secondBegan), min(firstEnded, secondEnded), "they ran at the same time")
+
+
+def fakeGrading(spec: dict[str, Any], archive: bytes, expected: str) -> dict[str, Any]:
+    """A grading for the pool's tests: the first attempt of ``cy``'s kills its worker (once: a marker file)."""
+    marker = Path(os.environ["VELHANET_TEST_DIE_ONCE"]) / spec["student"]
+    if spec["student"] == "cy" and not marker.exists():
+        marker.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    report = Report(spec["family"], spec["student"])
+    report.outcomes.append(Outcome("PASS", "a rule", "", "test", anchor="rule-one"))
+    return {"report": reportToData(report), "log": "", "worker": str(os.getpid()), "began": 0.0, "ended": 0.0}
+
+
+class ClusterTests(SynchronousTestCase):
+    def test_aKilledWorkersSubmissionIsGradedAgainAndRecordedOnce(self) -> None:
+        markers = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, markers, True)
+        os.environ["VELHANET_TEST_DIE_ONCE"] = markers  # the workers' processes inherit it
+        self.addCleanup(os.environ.pop, "VELHANET_TEST_DIE_ONCE")
+        client, local = localCluster(3)
+        self.addCleanup(local.close)
+        self.addCleanup(client.close)
+        folder = Path(self.mktemp())
+        folder.mkdir()
+        submissions = [(n, Submission(name, folder, f"v{n}")) for n, name in enumerate(["ana", "bo", "cy", "dan"])]
+        quiet = open(os.devnull, "w")  # noqa: SIM115 (closed by the cleanup)
+        self.addCleanup(quiet.close)
+        run = GradeRun("gambit", client, SandboxSettings("off"), [], "", progress=quiet, task=fakeGrading)
+        finished: list[str] = []
+        run.grade(submissions, lambda submission, graded: finished.append(submission.student))
+        self.assertTrue((Path(markers) / "cy").exists(), "cy's first grading did kill its worker")
+        self.assertEqual(sorted(finished), ["ana", "bo", "cy", "dan"])
+
+
+class HistoryTests(SynchronousTestCase):
+    def test_changes(self) -> None:
+        before = {"a": "FAIL", "b": "PASS", "c": "WARN", "d": "NOT RUN", "e": "FAIL"}
+        after = {"a": "PASS", "b": "FAIL", "c": "FAIL", "d": "FAIL", "e": "NOT RUN"}
+        self.assertEqual(changes(before, after), (["a"], ["b", "c"]))
+
+    def test_aReportComesBackWhole(self) -> None:
+        report = Report("gambit", "ana: 127.0.0.1:1", cannotTest="")
+        outcome = Outcome("FAIL", "rule", "X must Y; got Z", "t.id", anchor="gambit-x", doc="docs/gambit.md")
+        outcome.exchange.sent("tcp#1", b'{"Cmd":1}\n', "CREATE")
+        report.outcomes.append(outcome)
+        again = reportFromData(json.loads(json.dumps(reportToData(report))))
+        self.assertEqual(reportToData(again), reportToData(report))
+        self.assertEqual(again.outcomes[0].exchange.lines[0].raw, '{"Cmd":1}\\n')
+
+    def test_aFixAndABreakAreToldAndAVersionIsGradedOnce(self) -> None:
+        root = Path(self.mktemp()).resolve()
+        folder = makeClass(root / "class", {"bo": broken("gambit-join-unknown")})
+        out = root / "out"
+        first = grade("gambit", str(folder), "--out", str(out), "--workers", "1")
+        self.assertIn("grading 1 of 1", first.stdout, first.stderr)
+        again = grade("gambit", str(folder), "--out", str(out), "--workers", "1")
+        self.assertIn("unchanged since", again.stdout)
+        self.assertNotIn("grading", again.stdout.replace("velhanet-grade: bubblewrap", ""), "not graded again")
+        (folder / "bo" / "velhanet-run").write_text(broken("gambit-back-to-back"))
+        second = grade("gambit", str(folder), "--out", str(out), "--workers", "1", "--csv", str(root / "class.csv"))
+        self.assertRegex(
+            second.stdout, r"since \w{12} of \d{4}-\d\d-\d\d: fixed: gambit-join-unknown; broke: gambit-back-to-back"
+        )
+        report = json.loads((out / "bo.json").read_text())
+        self.assertIn("fixed: gambit-join-unknown; broke: gambit-back-to-back", report["change"])
+        self.assertIn("broke: gambit-back-to-back", (out / "bo.html").read_text())
+        forced = grade("gambit", str(folder), "--out", str(out), "--workers", "1", "--again")
+        self.assertIn("grading 1 of 1", forced.stdout)
+        history = subprocess.run(
+            [PYTHON, "-m", "velhanet.conformance.grade", "history", str(out), "bo"],
+            env=ENVIRONMENT, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        versions = [line for line in history.splitlines() if not line.startswith(" ")]
+        self.assertEqual(len(versions), 3, history)  # two versions, the second graded twice
+        self.assertIn("first graded version", history)
+        self.assertIn("fixed: gambit-join-unknown; broke: gambit-back-to-back", history)
+        self.assertIn("same version, graded again", history)
+        db = History(out / "grades.db")
+        self.addCleanup(db.close)
+        self.assertEqual(len(db.versionsOf("bo")), 3)
+        with (root / "class.csv").open(newline="") as stream:
+            rows = list(csv.DictReader(stream))
+        self.assertEqual([row["student"] for row in rows], ["bo"])
+        self.assertEqual(
+            (rows[0]["passed"], rows[0]["failed"], rows[0]["failed_rules"]), ("12", "1", "gambit-back-to-back")
+        )
+        self.assertEqual(rows[0]["score"], "92.3")
+        self.assertEqual(rows[0]["verdict"], "fail")
+
+
+class GitTests(SynchronousTestCase):
+    def test_theLastCommitBeforeTheDeadlineAndLinesForWhatCannotBeHad(self) -> None:
+        root = Path(self.mktemp()).resolve()
+        source = root / "work" / "ana"
+        source.mkdir(parents=True)
+        git(source, "init", "-q", "-b", "main")
+        shutil.copy(BROKEN_GAMBIT, source)
+        (source / "velhanet-run").write_text(broken("gambit-join-unknown"))
+        git(source, "add", ".")
+        git(source, "commit", "-qm", "before", when="2026-11-30T10:00:00+01:00")
+        before = git(source, "rev-parse", "HEAD")
+        (source / "velhanet-run").write_text(broken("gambit-back-to-back"))
+        git(source, "commit", "-qam", "after", when="2026-12-02T09:00:00+01:00")
+        late = root / "work" / "late"
+        late.mkdir()
+        git(late, "init", "-q", "-b", "main")
+        (late / "velhanet-run").write_text("true")
+        git(late, "add", ".")
+        git(late, "commit", "-qm", "late", when="2026-12-05T09:00:00+01:00")
+        makeClass(root / "class", {"bo": broken("gambit-end")})
+        (root / "class.toml").write_text(
+            '[students.ana]\ngit = "work/ana"\nid = "ana@example.edu"\n'
+            '[students.bo]\nfolder = "class/bo"\n'
+            '[students.cy]\ngit = "https://127.0.0.1:9/nobody.git"\n'
+            '[students.dan]\ngit = "work/late"\n'
+        )
+        result = grade(
+            "gambit", "class.toml", "--out", "out", "--deadline", "2026-12-01 23:59+01:00", "--csv", "g.csv", cwd=root
+        )
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        ana = json.loads((root / "out" / "ana.json").read_text())
+        self.assertEqual(ana["submission"]["version"], before)
+        self.assertEqual(ana["submission"]["committed"], "2026-11-30T10:00:00+01:00")
+        self.assertEqual(ana["submission"]["laterCommits"], 1)
+        self.assertEqual([r["id"] for r in ana["rules"] if r["status"] == "FAIL"], ["gambit-join-unknown"])
+        self.assertIn(f"commit {before[:12]} (2026-11-30T10:00:00+01:00); 1 later commit", result.stdout)
+        lines = {line.split()[0]: line for line in result.stdout.splitlines() if line[:3] in ("cy ", "dan")}
+        self.assertIn("cannot test: cannot clone https://127.0.0.1:9/nobody.git", lines["cy"])
+        self.assertIn("cannot test: no commit before the deadline 2026-12-01 23:59+01:00", lines["dan"])
+        with (root / "g.csv").open(newline="") as stream:
+            rows = {row["student"]: row for row in csv.DictReader(stream)}
+        self.assertEqual(rows["ana"]["id"], "ana@example.edu")
+        self.assertEqual(rows["ana"]["version"], before)
+        self.assertEqual(rows["bo"]["failed_rules"], "gambit-end")
+        self.assertEqual(rows["cy"]["score"], "0.0")

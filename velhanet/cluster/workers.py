@@ -1,0 +1,123 @@
+"""The cluster's workers: connecting to them, checking they run this velhanet, and the task's side of it."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+QUIET_DASK = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+"""Dask's monitoring for its dashboards, which velhanet does not open: with Dask's defaults (a statistical
+profile every 10 ms, an event-loop tick every 20 ms) an idle LocalCluster of 4 workers takes a quarter of a
+core, with these a twentieth (measured in docs/performance.md) — time the players' turns would lose."""
+
+
+class RunRefused(Exception):
+    """The run cannot start or go on (a worker of another velhanet, a scheduler gone): the line says why."""
+
+
+class WrongVersion(Exception):
+    """A worker runs another velhanet than the run: its results would not be the same."""
+
+
+def codeVersion() -> str:
+    """velhanet's version and a hash of its own code: what every worker must run too."""
+    import velhanet
+
+    package = Path(velhanet.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"{velhanet.__version__}+{digest.hexdigest()[:10]}"
+
+
+def localCluster(workers: int) -> tuple[Any, Any]:
+    """A client and its LocalCluster of one-thread worker processes: pinned to loopback, no dashboard, quiet."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    dask.config.set(QUIET_DASK)
+    local = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        scheduler_port=0,
+        dashboard_address=None,
+        worker_dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    return Client(local), local
+
+
+def connect(scheduler: str | None, workers: int) -> tuple[Any, Any]:
+    """(the client, the LocalCluster it runs on or None): ``scheduler`` if given, else ``workers`` here."""
+    from distributed import Client
+
+    if scheduler:
+        return Client(scheduler, timeout="30s"), None
+    return localCluster(max(1, workers))
+
+
+def checkWorkers(client: Any, what: str) -> str:
+    """This velhanet's version, once every worker runs it too; else L{RunRefused} naming one that does not."""
+    expected = codeVersion()
+    versions = client.run(codeVersion)
+    if not versions:
+        raise RunRefused("the cluster has no worker")
+    wrong = {address: version for address, version in versions.items() if version != expected}
+    if wrong:
+        address, version = sorted(wrong.items())[0]
+        raise RunRefused(
+            f"the worker at {address} runs velhanet {version}, {what} {expected}:"
+            " install the same velhanet on every worker (pip install the same checkout or wheel)"
+        )
+    return expected
+
+
+def workerCount(client: Any) -> int:
+    """Worker threads the cluster has now: tasks it runs at once."""
+    info = client.scheduler_info()
+    return sum(int(worker.get("nthreads", 1)) for worker in info.get("workers", {}).values())
+
+
+# -- on a worker ----------------------------------------------------------------------------
+
+
+def refuseOtherVersions(expected: str) -> str:
+    """On a worker, before a task: this worker's address, or L{WrongVersion} if it runs another velhanet."""
+    mine = codeVersion()
+    address = workerAddress()
+    if mine != expected:
+        raise WrongVersion(f"the worker at {address} runs velhanet {mine}, the run {expected}")
+    return address
+
+
+def workerAddress() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return "local"
+
+
+def dieWithParent() -> None:
+    """For ``preexec_fn``: the task's process dies with the worker (and its sandboxes with it)."""
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def holding(archive: bytes) -> bytes:
+    """The task whose result is a program's archive: Dask recomputes a task whose worker died, not scattered data."""
+    return archive

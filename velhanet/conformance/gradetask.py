@@ -1,0 +1,48 @@
+"""One submission as one task of the cluster: what a worker does with it (``velhanet-grade``'s side of
+``velhanet.cluster``, as ``velhanet.league.task`` is the league's).
+
+``gradeSubmission`` runs in a Dask worker (a thread of it). It checks that the
+worker runs the same velhanet as the command (``refuseOtherVersions``), unpacks
+the submission's archive into the worker's cache once per version, and starts
+``python -m velhanet.conformance.gradeone`` with the submission on its stdin.
+That process dies with the worker (``PR_SET_PDEATHSIG``), and the student's
+program with it: a worker killed in the middle of a check leaves nothing
+behind, and the scheduler gives the task to another worker, whose result is
+the one recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+from velhanet.cluster.archive import unpacked
+from velhanet.cluster.workers import dieWithParent, refuseOtherVersions
+
+
+def gradeSubmission(spec: dict[str, Any], archive: bytes, expected: str) -> dict[str, Any]:
+    """Grade the submission ``spec`` (as ``gradeone`` reads it, without its folder yet): its result."""
+    address = refuseOtherVersions(expected)
+    spec = {**spec, "folder": str(unpacked(spec["version"], archive))}
+    began = time.time()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "velhanet.conformance.gradeone"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=dieWithParent,
+    )
+    stdout, stderr = child.communicate(json.dumps(spec))
+    for line in stdout.splitlines():
+        if line.startswith("RESULT "):
+            result: dict[str, Any] = json.loads(line[7:])
+            result.update(worker=address, began=began, ended=time.time())
+            return result
+    said = stderr.strip().splitlines()
+    raise RuntimeError(
+        f"the grading process ended with status {child.returncode} without a result: {said[-1] if said else ''}"
+    )

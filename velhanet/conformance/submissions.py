@@ -1,0 +1,197 @@
+"""What ``velhanet-grade`` grades: a class folder, or a class file naming each student's git repository or folder.
+
+A class folder holds one folder per student. A class file (TOML) names them::
+
+    deadline = "2026-12-01 23:59"    # optional; --deadline overrides it
+    [students.ana]
+    git = "../repos/ana.git"         # relative to this file, or any URL git clones
+    id = "ana@example.edu"           # optional: the gradebook's key for this student (the CSV's id column)
+    [students.bo]
+    folder = "submissions/bo"
+
+A repository is cloned (bare, into the output folder's ``.repos``), and the
+last commit of its default branch made before the deadline (by its commit
+time) is exported into ``.submissions``: that commit is the version graded,
+and the report names it, its time and how many commits came later. A folder's
+version is the hash of its content (every file's path, mode and bytes). A
+repository that cannot be cloned, or has no commit before the deadline, is
+that student's line with the reason; nothing stops the class.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from velhanet.cluster.archive import folderVersion
+
+GIT_TIMEOUT = 300.0
+"""Seconds one git command may take (a clone over a slow network); then the student's line says so."""
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A student's name: it names the report files."""
+
+
+class ClassFileError(Exception):
+    """The class file cannot be read: the line says where."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    student: str
+    folder: Path | None
+    """What is graded; None when there is nothing to grade (then ``problem`` says why)."""
+    version: str
+    """The folder's content hash, or the commit."""
+    source: str = "folder"
+    """``folder`` or ``git``."""
+    committed: str = ""
+    """The commit's time (ISO 8601, its own offset) for a git submission."""
+    laterCommits: int = 0
+    """Commits on the default branch after the one graded (made after the deadline)."""
+    identifier: str = ""
+    """The gradebook's key for the student, from the class file."""
+    problem: str = ""
+
+    def describe(self) -> str:
+        """The version as a report names it: ``commit 3f2a9c1d0e4b (2026-12-01T22:10:00+01:00), 2 later…``."""
+        if self.source != "git":
+            return f"folder {self.version}"
+        later = ""
+        if self.laterCommits:
+            plural = "s" if self.laterCommits != 1 else ""
+            later = f"; {self.laterCommits} later commit{plural}, after the deadline, not graded"
+        return f"commit {self.version[:12]} ({self.committed}){later}"
+
+
+def parseDeadline(text: str) -> datetime:
+    """``2026-12-01 23:59`` in the machine's local time, or with an offset (``…+01:00``, ``…Z``)."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time like 2026-12-01 23:59 or 2026-12-01T23:59+01:00") from None
+    return moment.astimezone() if moment.tzinfo is None else moment
+
+
+def fromFolder(root: Path, wanted: set[str]) -> list[Submission]:
+    """One submission per subdirectory of ``root``, its version the hash of its content."""
+    return [
+        Submission(path.name, path, folderVersion(path))
+        for path in sorted(root.iterdir())
+        if path.is_dir() and not path.name.startswith(".") and (not wanted or path.name in wanted)
+    ]
+
+
+def fromClassFile(
+    path: Path,
+    workspace: Path,
+    wanted: set[str],
+    deadline: datetime | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> list[Submission]:
+    """Each student of the class file, cloned and exported into ``workspace`` where they hand in by git."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ClassFileError(f"{path}: {error}") from None
+    students = data.get("students")
+    if not isinstance(students, dict) or not students:
+        raise ClassFileError(f"{path}: no [students.NAME] tables")
+    if deadline is None and data.get("deadline"):
+        try:
+            deadline = parseDeadline(str(data["deadline"]))
+        except ValueError as error:
+            raise ClassFileError(f"{path}: deadline: {error}") from None
+    found = []
+    for student, entry in sorted(students.items()):
+        if wanted and student not in wanted:
+            continue
+        if not NAME.match(student) or not isinstance(entry, dict) or ("git" in entry) == ("folder" in entry):
+            raise ClassFileError(
+                f"{path}: [students.{student}] needs a name of letters, digits, . _ - and one of"
+                " git = URL or folder = PATH"
+            )
+        identifier = str(entry.get("id", ""))
+        if "folder" in entry:
+            folder = (path.parent / str(entry["folder"])).resolve()
+            if not folder.is_dir():
+                found.append(Submission(student, None, "", identifier=identifier, problem=f"no folder {folder}"))
+                continue
+            found.append(Submission(student, folder, folderVersion(folder), identifier=identifier))
+            continue
+        say(f"cloning {student}'s repository ...")
+        found.append(fromGit(student, str(entry["git"]), path.parent, workspace, deadline, identifier))
+    return found
+
+
+class GitFailed(Exception):
+    pass
+
+
+def _git(*arguments: str) -> str:
+    environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/true", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(
+            ["git", *arguments], capture_output=True, text=True, timeout=GIT_TIMEOUT, env=environment, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise GitFailed(f"git {arguments[0]} took more than {GIT_TIMEOUT:.0f} s") from None
+    except OSError as error:
+        raise GitFailed(f"git cannot be run: {error}") from None
+    if done.returncode != 0:
+        said = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        raise GitFailed(said[-1].removeprefix("fatal: ") if said else f"git {arguments[0]} failed")
+    return done.stdout.strip()
+
+
+def fromGit(
+    student: str, url: str, base: Path, workspace: Path, deadline: datetime | None, identifier: str = ""
+) -> Submission:
+    """The commit to grade of ``student``'s repository, exported; or a submission with the ``problem``."""
+    local = base / url
+    source = str(local.resolve()) if "://" not in url and local.exists() else url
+    clone = workspace / ".repos" / f"{student}.git"
+
+    def failed(problem: str) -> Submission:
+        return Submission(student, None, "", "git", identifier=identifier, problem=problem)
+
+    shutil.rmtree(clone, ignore_errors=True)
+    clone.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _git("clone", "--bare", "--quiet", "--", source, str(clone))
+    except GitFailed as error:
+        return failed(f"cannot clone {url}: {error}")
+    try:
+        if not _git("-C", str(clone), "rev-list", "-1", "--all"):
+            return failed(f"{url} has no commit")
+        before = [f"--before={deadline.isoformat()}"] if deadline is not None else []
+        commit = _git("-C", str(clone), "rev-list", "-1", *before, "HEAD")
+        if not commit:
+            first = _git("-C", str(clone), "log", "--reverse", "--format=%cI", "HEAD").splitlines()[:1]
+            since = f" (its first is from {first[0]})" if first else ""
+            assert deadline is not None
+            return failed(f"no commit before the deadline {deadline.isoformat(' ', 'minutes')}{since}")
+        committed = _git("-C", str(clone), "show", "-s", "--format=%cI", commit)
+        later = int(_git("-C", str(clone), "rev-list", "--count", f"{commit}..HEAD") or 0)
+        folder = workspace / ".submissions" / f"{student}-{commit[:12]}"
+        if not folder.is_dir():
+            tree = subprocess.run(
+                ["git", "-C", str(clone), "archive", "--format=tar", commit], capture_output=True, check=True
+            ).stdout
+            staging = folder.with_name(folder.name + ".partial")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            with tarfile.open(fileobj=io.BytesIO(tree)) as archive:
+                archive.extractall(staging, filter="data")
+            staging.rename(folder)
+    except (GitFailed, subprocess.CalledProcessError, OSError, tarfile.TarError) as error:
+        return failed(f"cannot read {url}: {error}")
+    return Submission(student, folder, commit, "git", committed, later, identifier)
