@@ -20,13 +20,15 @@ from typing import Any
 from twisted.trial.unittest import SynchronousTestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, ROOT
+from velhanet.cluster.archive import folderVersion
 from velhanet.cluster.workers import localCluster
 from velhanet.conformance.graderun import GradeRun
 from velhanet.conformance.history import History, changes
 from velhanet.conformance.reportdata import reportFromData, reportToData
 from velhanet.conformance.runner import Outcome, Report
-from velhanet.conformance.submissions import Submission
+from velhanet.league.config import discoverPlayers, loadLeague
 from velhanet.sandbox.limits import SandboxSettings
+from velhanet.submissions import Submission
 
 BROKEN_GAMBIT = ROOT / "tests" / "broken" / "gambit_server.py"
 DRAWN = re.compile(r"'[0-9a-f]{4}'|\b\d{4,5}\b")
@@ -271,3 +273,36 @@ class GitTests(SynchronousTestCase):
         self.assertEqual(rows["ana"]["version"], before)
         self.assertEqual(rows["bo"]["failed_rules"], "gambit-end")
         self.assertEqual(rows["cy"]["score"], "0.0")
+
+
+class LeagueFromAClassFileTests(SynchronousTestCase):
+    def test_theLeaguesPlayersAreTheClassFilesCommits(self) -> None:
+        root = Path(self.mktemp()).resolve()
+        source = root / "work" / "ana"
+        source.mkdir(parents=True)
+        git(source, "init", "-q", "-b", "main")
+        (source / "velhanet-run").write_text("./player --port {port} --reservation {reservation}")
+        git(source, "add", ".")
+        git(source, "commit", "-qm", "before", when="2026-11-30T10:00:00+01:00")
+        graded = git(source, "rev-parse", "HEAD")
+        (source / "velhanet-run").write_text("./later")
+        git(source, "commit", "-qam", "after", when="2026-12-02T09:00:00+01:00")
+        for name in ("bo", "cy"):
+            (root / "class" / name).mkdir(parents=True)
+            (root / "class" / name / "velhanet-run").write_text(f"./{name}")
+        (root / "class.toml").write_text(
+            '[students.ana]\ngit = "work/ana"\n[students.bo]\nfolder = "class/bo"\n'
+            '[students.cy]\nfolder = "class/cy"\n[students.dan]\ngit = "work/nothing"\n'
+        )
+        (root / "league.toml").write_text(
+            'name = "class A"\nclass = "class.toml"\ndeadline = "2026-12-01 23:59+01:00"\n'
+        )
+        league = loadLeague(root / "league.toml")
+        said: list[str] = []
+        players = {p.name: p for p in discoverPlayers(league, said.append)}
+        self.assertEqual(sorted(players), ["ana", "bo", "cy"])
+        self.assertEqual(players["ana"].version, f"git-{graded[:12]}")
+        self.assertEqual(players["ana"].command, "./player --port {port} --reservation {reservation}")
+        self.assertEqual(players["bo"].version, folderVersion(root / "class" / "bo"))
+        self.assertTrue(any(line.startswith("dan left out: cannot clone work/nothing") for line in said), said)
+        self.assertEqual(players["ana"].folder.parent, root / "league-submissions" / ".submissions")

@@ -59,11 +59,11 @@ from velhanet.conformance.history import History, HistoryError, changeLine, stat
 from velhanet.conformance.htmlreport import htmlReport
 from velhanet.conformance.report import jsonReport, junitXml, reproduceCommand
 from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
-from velhanet.conformance.submissions import ClassFileError, Submission, fromClassFile, fromFolder, parseDeadline
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.cgroups import RUN_VARIABLE
 from velhanet.sandbox.limits import MIB, ProgramLimits, SandboxSettings
 from velhanet.startup import ArgumentParser
+from velhanet.submissions import ClassFileError, Submission, fromClassFile, fromFolder, parseDeadline
 
 PAGE_OUTPUT = 64 * 1024
 """Bytes of what a program printed that its page shows (the end; the whole is ``STUDENT.log`` beside it)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
 from velhanet.conformance.graderun import Graded
 from velhanet.conformance.runner import Report
-from velhanet.conformance.submissions import Submission
+from velhanet.submissions import Submission
 
 CSV_COLUMNS = [
     "student",

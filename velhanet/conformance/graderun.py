@@ -25,8 +25,8 @@ from velhanet.conformance.gradeone import settingsToData
 from velhanet.conformance.gradetask import gradeSubmission
 from velhanet.conformance.reportdata import reportFromData
 from velhanet.conformance.runner import Report
-from velhanet.conformance.submissions import Submission
 from velhanet.sandbox.limits import SandboxSettings
+from velhanet.submissions import Submission
 
 MAX_ATTEMPTS = 2
 """Tries of a submission whose grading process failed (not the student's program: that is a verdict)."""

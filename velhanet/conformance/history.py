@@ -24,7 +24,7 @@ from typing import Any
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
 from velhanet.conformance.reportdata import reportFromData, reportToData
 from velhanet.conformance.runner import Report
-from velhanet.conformance.submissions import Submission
+from velhanet.submissions import Submission
 
 SCHEMA_VERSION = 1
 SCHEMA = """

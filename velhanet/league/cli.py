@@ -95,7 +95,7 @@ def run(arguments: argparse.Namespace) -> int:
     from velhanet.league.standings import asText, standingsOf
 
     league = loadLeague(Path(arguments.league))
-    players = discoverPlayers(league)
+    players = discoverPlayers(league, say=lambda line: print(f"velhanet-league: {line}", flush=True))
     settings = settingsFrom(arguments)
     if settings.mode != "off":
         availability = probeBubblewrap()

@@ -5,6 +5,8 @@
     format = "round-robin"        # or "gauntlet" (with gauntlet = "NAME"), or "sprt" (two players)
     pairs = 10                    # game pairs per pairing: each start position from both sides
     seed = 1
+    # class = "class.toml"        # instead of players: velhanet-grade's class file (git or folders)
+    # deadline = "2026-12-01 23:59"  # with class: each repository's last commit before it
     # only = ["ana", "bo"]        # a subset of the folder's players
     # database = "league.db"      # beside the league file by default
     # move_timeout = true          # the server's 2 s / 10 s limits
@@ -20,16 +22,23 @@ Each player's folder holds ``velhanet-run``: the command that starts it, with
 ``socha-match``'s placeholders ``{host}``, ``{port}``, ``{reservation}`` and
 ``{seed}`` (run by the shell in its folder, sandboxed). A player's **version**
 is the hash of its folder (every file's path, mode and bytes): a changed
-submission is a new version, played and rated as such.
+submission is a new version, played and rated as such. With ``class``, the
+players are the students of a class file (``velhanet.submissions``, the one
+``velhanet-grade`` reads): a student who hands in by git plays the commit
+graded (the last before ``deadline``), and that version is named after it
+(``git-3f2a9c1d0e4b``).
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from velhanet.cluster.archive import folderVersion
+from velhanet.submissions import ClassFileError, fromClassFile, parseDeadline
 
 RUN_FILE = "velhanet-run"
 FORMATS = ("round-robin", "gauntlet", "sprt")
@@ -62,10 +71,18 @@ class League:
     database: Path | None = None
     moveTimeout: bool = True
     gameTimeout: float = 900.0
+    classFile: Path | None = None
+    """A class file (``velhanet.submissions``): the players are its students, from git or folders."""
+    deadline: datetime | None = None
 
     @property
     def databasePath(self) -> Path:
         return self.database or self.path.with_name("league.db")
+
+    @property
+    def workspace(self) -> Path:
+        """Where the class file's repositories are cloned and their commits exported, beside the database."""
+        return self.databasePath.with_name(self.databasePath.stem + "-submissions")
 
     @property
     def logs(self) -> Path:
@@ -119,6 +136,11 @@ def loadLeague(path: Path) -> League:
     if not isinstance(only, list) or not all(isinstance(name, str) for name in only):
         raise LeagueError("only must be a list of player names")
     database = table.get("database")
+    classFile = table.get("class")
+    try:
+        deadline = parseDeadline(str(table["deadline"])) if "deadline" in table else None
+    except ValueError as error:
+        raise LeagueError(f"deadline: {error}") from None
     league = League(
         path=path,
         name=str(_get(table, "name", str, path.stem)),
@@ -132,6 +154,8 @@ def loadLeague(path: Path) -> League:
         database=(path.parent / str(database)).resolve() if isinstance(database, str) else None,
         moveTimeout=bool(_get(table, "move_timeout", bool, True)),
         gameTimeout=float(_get(table, "game_timeout", (int, float), 900.0)),  # type: ignore[arg-type]
+        classFile=(path.parent / str(classFile)).resolve() if isinstance(classFile, str) else None,
+        deadline=deadline,
     )
     if league.pairs < 1:
         raise LeagueError("pairs must be at least 1")
@@ -140,8 +164,31 @@ def loadLeague(path: Path) -> League:
     return league
 
 
-def discoverPlayers(league: League) -> list[Player]:
-    """Every player folder (with a ``velhanet-run``) of the league, sorted by name, with its version."""
+def classPlayers(league: League, say: Callable[[str], None]) -> list[Player]:
+    """The class file's students as players: a git student's version names its commit (``git-3f2a9c1d0e4b``),
+    a folder's is its hash; a student who cannot be had (a failed clone, no commit before the deadline) is
+    left out with a line saying why."""
+    assert league.classFile is not None
+    try:
+        submissions = fromClassFile(league.classFile, league.workspace, set(league.only), league.deadline, say)
+    except ClassFileError as error:
+        raise LeagueError(str(error)) from None
+    players = []
+    for submission in submissions:
+        run = submission.folder / RUN_FILE if submission.folder is not None else None
+        if run is None or not run.is_file():
+            say(f"{submission.student} left out: {submission.problem or f'no {RUN_FILE}'}")
+            continue
+        version = f"git-{submission.version[:12]}" if submission.source == "git" else submission.version
+        players.append(Player(submission.student, run.parent, run.read_text(encoding="utf-8").strip(), version))
+    return players
+
+
+def discoverPlayers(league: League, say: Callable[[str], None] = lambda line: None) -> list[Player]:
+    """Every player folder (with a ``velhanet-run``) of the league, sorted by name, with its version; or the
+    class file's students."""
+    if league.classFile is not None:
+        return checkedPlayers(league, classPlayers(league, say), str(league.classFile))
     if not league.players.is_dir():
         raise LeagueError(f"the players' folder {league.players} does not exist")
     players = []
@@ -153,15 +200,19 @@ def discoverPlayers(league: League) -> list[Player]:
             continue
         command = run.read_text(encoding="utf-8").strip()
         players.append(Player(folder.name, folder, command, folderVersion(folder)))
+    return checkedPlayers(league, players, str(league.players))
+
+
+def checkedPlayers(league: League, players: list[Player], where: str) -> list[Player]:
     missing = set(league.only) - {p.name for p in players}
     if missing:
-        raise LeagueError(f"no player folder with a {RUN_FILE} for {', '.join(sorted(missing))} in {league.players}")
+        raise LeagueError(f"no player folder with a {RUN_FILE} for {', '.join(sorted(missing))} in {where}")
     if league.format == "gauntlet" and league.gauntlet not in {p.name for p in players}:
         raise LeagueError(
-            f"the gauntlet player {league.gauntlet!r} has no folder with a {RUN_FILE} in {league.players}"
+            f"the gauntlet player {league.gauntlet!r} has no folder with a {RUN_FILE} in {where}"
         )
     if league.format == "sprt" and len(players) != 2:
         raise LeagueError(f'format = "sprt" plays two players, not {len(players)}: give only = ["A", "B"]')
     if len(players) < 2:
-        raise LeagueError(f"a league needs two players at least; {league.players} has {len(players)}")
+        raise LeagueError(f"a league needs two players at least; {where} has {len(players)}")
     return players

@@ -226,8 +226,8 @@ class LeagueSite:
         listeningOn = self.port.getHost().port
         self.home = f"http://127.0.0.1:{listeningOn}/" if endpoint.isdigit() else description
         """Where to look: with a bare port (0 too), the one it listens on."""
-        self.address = self.home + "standings" if endpoint.isdigit() else description
-        """What ``run`` says: ``/standings``, which sends to ``/`` (its first line is read by tools as it was)."""
+        self.address = self.home
+        """What ``run`` says: the standings, at ``/``."""
 
     def follow(self, client: Any) -> None:
         """Show the games the cluster's workers report as they run."""
