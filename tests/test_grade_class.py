@@ -21,7 +21,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, ROOT
 from velhanet.cluster.archive import folderVersion
-from velhanet.cluster.workers import localCluster
+from velhanet.cluster.workers import RunRefused, codeVersion, localCluster
 from velhanet.conformance.graderun import GradeRun
 from velhanet.conformance.history import History, changes
 from velhanet.conformance.reportdata import reportFromData, reportToData
@@ -170,6 +170,19 @@ class ClusterTests(SynchronousTestCase):
         run.grade(submissions, lambda submission, graded: finished.append(submission.student))
         self.assertTrue((Path(markers) / "cy").exists(), "cy's first grading did kill its worker")
         self.assertEqual(sorted(finished), ["ana", "bo", "cy", "dan"])
+
+
+    def test_aWorkerOfAnotherVelhanetIsRefused(self) -> None:
+        """The league's check, shared: a worker running other code would grade by other rules."""
+
+        class OtherVersion:
+            def run(self, function: Any) -> dict[str, str]:
+                return {"tcp://127.0.0.1:40001": codeVersion(), "tcp://127.0.0.1:40002": "0.0.9+0123456789"}
+
+        run = GradeRun("gambit", OtherVersion(), SandboxSettings("off"), [], "")
+        with self.assertRaises(RunRefused) as refused:
+            run.grade([], lambda submission, graded: None)
+        self.assertIn("the worker at tcp://127.0.0.1:40002 runs velhanet 0.0.9+0123456789", str(refused.exception))
 
 
 class HistoryTests(SynchronousTestCase):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,7 +64,8 @@ class GradeRun:
         self.task = task
         self.family, self.client, self.settings = family, client, settings
         self.options, self.only, self.progressTo = options, only, progress
-        self.pool: TaskPool[Job] = TaskPool(client, self.progress)
+        self.pool: TaskPool[Job] | None = None
+        self.stopping = threading.Event()
         self.began = time.monotonic()
         self.total = self.done = 0
 
@@ -81,7 +83,9 @@ class GradeRun:
     def grade(self, submissions: list[tuple[int, Submission]], finished: Callable[[Submission, Graded], None]) -> None:
         """Grade each ``(index, submission)``; ``finished`` is called with each result, in this thread."""
         expected = checkWorkers(self.client, "this velhanet-grade")
-        pool = self.pool
+        pool: TaskPool[Job] = TaskPool(self.client, self.progress)
+        pool.stopping = self.stopping
+        self.pool = pool
         archives: dict[str, Any] = {}
         queue = list(submissions)
         self.total, self.done = len(queue), 0
@@ -133,15 +137,18 @@ class GradeRun:
 
     def stop(self) -> None:
         """Ctrl-C: what runs is cancelled, what was graded is kept."""
-        self.pool.stopping.set()
-        self.pool.cancelAll()
+        self.stopping.set()
+        if self.pool is not None:
+            self.pool.cancelAll()
 
     @property
     def interrupted(self) -> bool:
-        return self.pool.stopping.is_set()
+        return self.stopping.is_set()
 
     def progress(self) -> None:
         elapsed = time.monotonic() - self.began
+        if self.pool is None:
+            return
         workers = self.pool.workers()
         running = min(self.pool.inFlight, workers)
         left = (self.total - self.done) * elapsed / self.done if self.done else 0.0
