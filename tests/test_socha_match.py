@@ -18,7 +18,9 @@ from xml.etree.ElementTree import Element
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from velhanet.socha.match import Match, ObservingAdmin, PlayerProcess, matchParser, parseArguments, serverCommand
+from velhanet.sandbox.verdict import Verdict
+from velhanet.socha.judging import Deadlines, Ending, ProgramEnd, judge
+from velhanet.socha.match import ObservingAdmin, matchParser, parseArguments, serverCommand
 from velhanet.socha.matchstats import (
     GameResult,
     MatchStats,
@@ -203,15 +205,70 @@ def packets(xml: str) -> list[Element]:
 class JudgeTests(SynchronousTestCase):
     """What a game was, from what its observer saw; game 1 has player 2 on team ONE."""
 
-    def judge(self, xml: str, game: int = 1) -> GameResult:
+    def judge(
+        self, xml: str, game: int = 1, programs: tuple[ProgramEnd, ProgramEnd] | None = None, **ending: Any
+    ) -> GameResult:
         watcher = ObservingAdmin("pw", ("p2", "p1"), True, Clock())
         for message in packets(xml):
             watcher.handle(message)
-        match = Match(Clock(), parseArguments(["a", "b"]), "h", 1, "pw")
-        players = [PlayerProcess(None), PlayerProcess(None)]
-        for process in players:
-            process.status = 0
-        return match.judge(game, watcher, players, [])
+        ends = programs or (ProgramEnd(0), ProgramEnd(0))
+        return judge(game, watcher.observation(), ends, Ending(**ending), Deadlines(30.0, 900.0))
+
+    def result(self, team: str | None, regular: bool, reason: str = "r") -> str:
+        winner = f'team="{team}" ' if team else ""
+        return (
+            f'<room roomId="r"><data class="result"><winner {winner}regular="{str(regular).lower()}"'
+            f' reason="{reason}"/></data></room>'
+        )
+
+    def test_aLimitBrokenLosesAndByBothIsVoid(self) -> None:
+        memory = Verdict(status=None, limit="memory", cause="killed: memory limit 256 MiB exceeded")
+        result = self.judge(self.memento(0), programs=(ProgramEnd(None, True, memory), ProgramEnd(0)), brokeAt={0: 7})
+        self.assertEqual((result.winner, result.lossKind), (1, "limit"))
+        self.assertEqual(result.reason, "p1 killed: memory limit 256 MiB exceeded (move 7)")
+        both = (ProgramEnd(None, True, memory), ProgramEnd(None, True, memory))
+        void = self.judge(self.memento(0) + self.result("ONE", True), programs=both)
+        self.assertEqual((void.void, void.lossKind), (True, "void"))
+        self.assertTrue(void.reason.startswith("both players broke a limit: p1 killed"))
+
+    def test_aCrashLosesAndTwoAreVoid(self) -> None:
+        programs = (ProgramEnd(0), ProgramEnd(139))
+        result = self.judge(self.memento(0), programs=programs, crashed=(1,))
+        self.assertEqual((result.winner, result.lossKind), (0, "crash"))
+        self.assertEqual(result.reason, "p2 exited with status 139 before the game ended")
+        both = self.judge(self.memento(0), programs=(ProgramEnd(1), ProgramEnd(2)), crashed=(0, 1))
+        self.assertEqual((both.void, both.reason), (True, "both players exited before the game ended (status 1 and 2)"))
+
+    def test_anInterruptedGameIsCancelled(self) -> None:
+        result = self.judge(self.memento(0), interrupted=True)
+        self.assertEqual((result.void, result.lossKind), (True, "cancelled"))
+
+    def test_whoDidNotJoinLoses(self) -> None:
+        joined = '<joinedGameRoom roomId="r" playerCount="1"/>'
+        programs = (ProgramEnd(None, True), ProgramEnd(0))
+        result = self.judge(joined, programs=programs)
+        self.assertEqual((result.winner, result.lossKind, result.reason), (1, "no-join", "p1 did not join within 30 s"))
+        nobody = self.judge("", programs=(ProgramEnd(None, True), ProgramEnd(None, True)))
+        self.assertEqual((nobody.void, nobody.lossKind, nobody.reason), (True, "no-join", "no player joined in time"))
+
+    def test_noResultIsVoid(self) -> None:
+        result = self.judge(self.memento(0) + self.memento(1))
+        self.assertEqual((result.void, result.lossKind, result.reason), (True, "void", "no result"))
+
+    def test_leavingMidGameIsACrashAndOtherEndsAreIrregular(self) -> None:
+        left = self.judge(self.memento(0) + self.result("ONE", False, "p1 hat das Spiel verlassen."))
+        self.assertEqual((left.winner, left.lossKind), (1, "crash"))  # team ONE is player 2 in game 1
+        self.assertEqual(left.reason, "p1 closed its connection before the game ended (p1 hat das Spiel verlassen.)")
+        other = self.judge(self.memento(0) + self.result("TWO", False, "Schwarm zerfallen"))
+        self.assertEqual((other.winner, other.lossKind), (0, "irregular"))
+
+    def test_theGameDeadlineLosesThePlayerToMove(self) -> None:
+        result = self.judge(self.memento(0) + self.memento(1) + '<room roomId="r"><left/></room>')
+        self.assertEqual(result.lossKind, "void")  # no result at all: void (not the deadline)
+        cancelled = self.judge(self.memento(0) + self.memento(1) + self.result(None, False, "abgebrochen"))
+        # After two mementos team TWO (player 1 in game 1) is to move: it loses at the deadline.
+        self.assertEqual((cancelled.winner, cancelled.lossKind), (1, "deadline"))
+        self.assertEqual(cancelled.reason, "p1 did not move within the game deadline (900 s)")
 
     def memento(self, turn: int) -> str:
         return f'<room roomId="r"><data class="memento"><state startTeam="ONE" turn="{turn}"/></data></room>'

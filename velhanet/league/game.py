@@ -3,7 +3,7 @@
 The worker's task (``task.py``) starts this in its own process, so that every
 game has a fresh reactor and nothing of Twisted lives in Dask's worker. It
 serves one room on an in-process velhanet socha server on loopback, plays
-it with socha-match's own machinery (``velhanet.socha.match.Match``: the room
+it with socha-match's own parts (``velhanet.socha.matchgame.playGame``: the room
 prepared with the game's seed, both programs started sandboxed in their
 folders, how the game ended judged the same way), and prints, last, one line
 ``RESULT {json}``; with ``live`` on, ``EVENT {json}`` lines as the game goes
@@ -22,7 +22,6 @@ time waited for nothing, and loses.
 
 from __future__ import annotations
 
-import argparse
 import json
 import secrets
 import sys
@@ -37,8 +36,8 @@ from twisted.internet.defer import Deferred, ensureDeferred
 from velhanet.sandbox.bench import enterBench
 from velhanet.sandbox.limits import ProgramLimits, SandboxSettings
 from velhanet.sandbox.sandbox import Sandbox
-from velhanet.socha.match import Match
-from velhanet.socha.matchgame import ObservingAdmin
+from velhanet.socha.matchgame import GameSetup, ObservingAdmin, playGame
+from velhanet.socha.matchoptions import MatchSettings
 from velhanet.socha.protocol import SochaFactory
 from velhanet.watching import Score
 from velhanet.web.boards import drawPosition
@@ -100,39 +99,35 @@ async def playOne(reactor: Any, spec: dict[str, Any], say: Any) -> dict[str, Any
                 ran, waited = program.schedule()
                 samples[index].append((now, ran, waited))
 
-    class LeagueGame(Match):
-        def newWatcher(self, names: tuple[str, str], seed: int) -> ObservingAdmin:
-            """The room shows the players' names (socha-match's p1, p2 are the teams here), live and in the log."""
-            shown = (teams[int(names[0][1:]) - 1]["name"], teams[int(names[1][1:]) - 1]["name"])
-            return SamplingAdmin(password, shown, spec["moveTimeout"], reactor, seed)
+    def shown(names: tuple[str, str]) -> tuple[str, str]:
+        """The room shows the players' names (socha-match's p1, p2 are the teams here), live and in the log."""
+        return (teams[int(names[0][1:]) - 1]["name"], teams[int(names[1][1:]) - 1]["name"])
 
-        def commandOf(self, player: int, reservation: str, seed: int) -> list[str]:
-            return ["/bin/sh", "-c", fill(teams[player]["command"], "127.0.0.1", self.port, reservation, seed)]
-
-        def workingDirectoryOf(self, player: int) -> Path:
-            return Path(teams[player]["folder"])
-
-        def playing(self, watcher: ObservingAdmin, players: list[Any]) -> None:
-            programs[:] = players
-
-    arguments = argparse.Namespace(
-        command1=teams[0]["command"],
-        command2=teams[1]["command"],
-        dir1=teams[0]["folder"],
-        dir2=teams[1]["folder"],
-        games=1,
-        parallel=1,
-        seed=spec["seed"],
-        log_dir=None,
-        no_timeout=not spec["moveTimeout"],
-        grace=3.0,
-        join_timeout=spec["joinTimeout"],
-        game_timeout=spec["gameTimeout"],
+    listening = port.getHost().port
+    folders = (Path(teams[0]["folder"]), Path(teams[1]["folder"]))
+    setup = GameSetup(
+        commandOf=lambda player, reservation, seed: [
+            "/bin/sh",
+            "-c",
+            fill(teams[player]["command"], "127.0.0.1", listening, reservation, seed),
+        ],
+        folders=folders,
+        workingDirectoryOf=lambda player: folders[player],
+        newWatcher=lambda names, seed: SamplingAdmin(password, shown(names), spec["moveTimeout"], reactor, seed),
+        playing=lambda watcher, players: programs.extend(players),
     )
-    match = LeagueGame(reactor, arguments, "127.0.0.1", port.getHost().port, password, sandbox)
+    played = MatchSettings(
+        commands=(teams[0]["command"], teams[1]["command"]),
+        folders=folders,
+        games=1,
+        seed=spec["seed"],
+        moveTimeouts=spec["moveTimeout"],
+        joinTimeout=spec["joinTimeout"],
+        gameTimeout=spec["gameTimeout"],
+    )
     began = time.monotonic()
     try:
-        result, packets = await match.play(0)
+        result, packets = await playGame(reactor, sandbox, played, ("127.0.0.1", listening), setup, 0, set())
     finally:
         stopped: Deferred[None] = port.stopListening()
         await stopped

@@ -26,19 +26,17 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from velhanet.sandbox.cgroups import createGroup, groupName, removeWaiting
-from velhanet.sandbox.jail import STATUS_FD, bwrapArgv, parseStatus
+from velhanet.sandbox.cgroups import removeWaiting
+from velhanet.sandbox.jail import STATUS_FD
+from velhanet.sandbox.launch import OutputKeeper, finish, prepare, setUpNetwork, unsandboxed
 from velhanet.sandbox.monitor import POLL, Supervision, processTree
-from velhanet.sandbox.network import insideNetworkOf, openForbiddenWatch, routeEverythingToLoopback, setNetworkNamespace
+from velhanet.sandbox.network import setNetworkNamespace
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.sandbox.verdict import Verdict
 
 
 class SandboxStartFailed(OSError):
     """bwrap ended before the program could start: the one line says what bwrap said."""
-
-
-TAIL_BYTES = 16384
 
 
 class BlockingProgram:
@@ -57,8 +55,7 @@ class BlockingProgram:
         self.sandbox = sandbox
         self.limits = sandbox.settings.limits
         self.outputPath = output
-        self.tail = b""
-        self.cut = False
+        self.output = OutputKeeper(None, self.limits.output)
         self.supervision: Supervision | None = None
         self._status = b""
         self._stopping = threading.Event()
@@ -84,19 +81,19 @@ class BlockingProgram:
     def _startSandboxed(
         self, command: Sequence[str], folder: Path | None, cwd: Path | None, shared: Sequence[Path]
     ) -> None:
-        group = createGroup(groupName(), self.limits)
-        jail = self.sandbox.jail(command, folder, cwd, shared, group)
         statusRead, statusWrite = os.pipe()
         infoRead, infoWrite = os.pipe()
         blockRead, blockWrite = os.pipe()
-        argv = bwrapArgv(jail, bwrap=self.sandbox.availability.bwrap, infoFd=infoWrite, blockFd=blockRead)
+        launch = prepare(
+            self.sandbox, command, folder=folder, cwd=cwd, shared=shared, infoFd=infoWrite, blockFd=blockRead
+        )
 
         def statusOnThree() -> None:
             os.dup2(statusWrite, STATUS_FD)
 
         try:
             self.process = subprocess.Popen(
-                argv,
+                launch.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -109,25 +106,16 @@ class BlockingProgram:
                 os.close(fd)
         self._statusFd, self._blockFd = statusRead, blockWrite
         self._startReading()
-        writable = [Path("/tmp")] + ([jail.folder] if jail.folder is not None else [])
-        self.supervision = supervision = Supervision(self.limits, group, writable)
+        self.supervision = launch.supervision
         try:
-            supervision.pid = pid = self._readChildPid(infoRead)
-            if group is not None:
-                group.add(pid)
-
-            def inside() -> object:
-                routeEverythingToLoopback()
-                return openForbiddenWatch()
-
-            supervision.watch = insideNetworkOf(pid, inside)  # type: ignore[assignment]
+            setUpNetwork(launch.supervision, self._readChildPid(infoRead))
             os.write(blockWrite, b"start")
         except OSError as error:
             self._kill()
             status = self.process.wait()
             self._reader.join(5)
-            if group is not None:
-                removeWaiting(group)
+            if launch.group is not None:
+                removeWaiting(launch.group)
             said = self.tail.decode("utf-8", "replace").strip().splitlines()
             detail = said[-1] if said else str(error)
             raise SandboxStartFailed(f"the sandbox did not start (status {status}): {detail}") from None
@@ -156,23 +144,20 @@ class BlockingProgram:
 
     def _readOutput(self) -> None:
         assert self.process.stdout is not None
-        sink = self.outputPath.open("wb", buffering=0) if self.outputPath is not None else None
-        kept = 0
+        self.output.sink = self.outputPath.open("wb", buffering=0) if self.outputPath is not None else None
         try:
             for chunk in iter(lambda: self.process.stdout.read1(65536), b""):  # type: ignore[union-attr,attr-defined]
-                self.tail = (self.tail + chunk)[-TAIL_BYTES:]
-                if sink is None or self.cut:
-                    continue
-                room = self.limits.output - kept
-                if len(chunk) > room:
-                    sink.write(chunk[:room] + f"\n[velhanet: output cut at {self.limits.output} bytes]\n".encode())
-                    self.cut = True
-                    continue
-                sink.write(chunk)
-                kept += len(chunk)
+                self.output.keep(chunk)
         finally:
-            if sink is not None:
-                sink.close()
+            self.output.close()
+
+    @property
+    def tail(self) -> bytes:
+        return self.output.tail
+
+    @property
+    def cut(self) -> bool:
+        return self.output.cut
 
     # -- while it runs ------------------------------------------------------------------
 
@@ -238,24 +223,17 @@ class BlockingProgram:
         self._stopping.set()
         self._reader.join(5)
         status = raw if raw >= 0 else 128 - raw
-        outputCut = self.limits.output if self.cut else 0
         if self.supervision is None:
-            return Verdict(status=status, outputCut=outputCut, enforcement="no sandbox (--sandbox off)")
+            return unsandboxed(status, self.output)
         self._watcher.join(5)
         with os.fdopen(self._statusFd, "rb") as statusPipe:
             said = statusPipe.read().decode("ascii", "replace")
         os.close(self._blockFd)
-        own, leftovers, copyFailed = parseStatus(said)
-        verdict = self.supervision.verdict(
-            own if own is not None or copyFailed else (None if self.stoppedByVelhanet else status),
-            leftovers=leftovers,
-            copyFailed=copyFailed,
-            outputCut=outputCut,
-            tail=self.tail,
-            stoppedByVelhanet=self.stoppedByVelhanet,
+        return finish(
+            self.supervision,
+            said,
+            status,
+            stopped=self.stoppedByVelhanet,
+            output=self.output,
+            removeGroup=removeWaiting,
         )
-        if self.supervision.watch is not None:
-            self.supervision.watch.close()
-        if self.supervision.group is not None:
-            removeWaiting(self.supervision.group)
-        return verdict

@@ -5,12 +5,15 @@
     await program.ready        # it runs now: its start-up cost is behind it
     verdict = await program.ended
 
-The sequence, for a sandboxed program: bwrap is spawned with three extra
-descriptors (status, info, block); when its info says which process is the
-sandbox's first, velhanet puts that process in the program's control group,
-joins its network namespace from a thread to make every other address
-refuse (``network.py``), opens there a relay to each address in ``reach``
-(the game's server), and only then lets the program start by writing on the
+The sequence, for a sandboxed program (``launch.py``, the core it shares
+with the blocking front end): bwrap is spawned with three extra descriptors
+(status, info, block); when its info says which process is the sandbox's
+first, a thread of its own puts that process in the program's control group
+and makes its network (every other address refused, ``network.py``; this may
+wait for bwrap's loopback) and hands the result back to the reactor with
+``callFromThread`` — the reactor never waits for it, so the other games go
+on meanwhile. Then velhanet opens a relay to each address in ``reach`` (the
+game's server), and only then lets the program start by writing on the
 block descriptor. Every L{POLL} seconds the L{Supervision} looks at it; a
 limit broken stops it at once. Its output is kept up to the output limit.
 
@@ -27,9 +30,10 @@ the caller's code is the same either way.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
+import socket
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -42,16 +46,15 @@ from twisted.logger import Logger
 from twisted.protocols import portforward
 from twisted.python.failure import Failure
 
-from velhanet.sandbox.cgroups import createGroup, groupName, removeEventually
-from velhanet.sandbox.jail import STATUS_FD, bwrapArgv, parseStatus
+from velhanet.sandbox.cgroups import removeEventually
+from velhanet.sandbox.jail import STATUS_FD
+from velhanet.sandbox.launch import OutputKeeper, finish, prepare, setUpNetwork, unsandboxed
 from velhanet.sandbox.monitor import POLL, Supervision, treeSchedule
-from velhanet.sandbox.network import insideNetworkOf, listeningSocket, openForbiddenWatch, routeEverythingToLoopback
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.sandbox.verdict import Verdict
 from velhanet.sendnow import noDelay
 
 INFO_FD, BLOCK_FD = 4, 5
-TAIL_BYTES = 16384
 
 
 class _RelayClient(portforward.ProxyClient):
@@ -96,12 +99,10 @@ class SandboxedProgram(ProcessProtocol):
         self.reader = reader
         """Who reads its standard output as it comes (a program velhanet talks to), if anyone."""
         self.supervision = supervision
-        self.output, self.outputLimit, self.reach = output, outputLimit, reach
+        self.output = OutputKeeper(output, outputLimit)
+        self.reach = reach
         self.ready: Deferred[None] = Deferred()
         self.ended: Deferred[Verdict] = Deferred()
-        self.tail = b""
-        self.kept = 0
-        self.cut = False
         self._info = b""
         self._status = b""
         self._listeners: list[Any] = []
@@ -112,14 +113,34 @@ class SandboxedProgram(ProcessProtocol):
         self.status: int | None = None
         """Its exit status once it ended (128 + N when a signal N ended it)."""
 
+    @classmethod
+    def notStarted(cls, reactor: Any, status: int) -> SandboxedProgram:
+        """A program that could not even be spawned: ended at once with ``status`` (127: no such command)."""
+        program = cls(reactor, None, None, 0)
+        program.status = status
+        program.verdict = Verdict(status=status)
+        program.ready.callback(None)
+        program.ended.callback(program.verdict)
+        return program
+
     # -- output ----------------------------------------------------------------------
+
+    @property
+    def tail(self) -> bytes:
+        """The last bytes it printed: why it stopped, when it says so."""
+        return self.output.tail
+
+    def exitedSaying(self) -> str:
+        """``exited with status N``, and the line that says why when it printed one."""
+        said = self.output.lastLine()
+        return f"exited with status {self.status}" + (f": {said}" if said else "")
 
     def childDataReceived(self, childFD: int, data: bytes) -> None:
         if childFD == 1 and self.reader is not None:
-            self.tail = (self.tail + data)[-TAIL_BYTES:]
+            self.output.keep(data, toSink=False)
             self.reader(data)
         elif childFD in (1, 2):
-            self._keep(data)
+            self.output.keep(data)
         elif childFD == STATUS_FD:
             self._status += data
         elif childFD == INFO_FD and self.supervision is not None and self.supervision.pid is None:
@@ -129,19 +150,6 @@ class SandboxedProgram(ProcessProtocol):
             except ValueError:
                 return  # not all of it yet
             self._setUp(int(info["child-pid"]))
-
-    def _keep(self, data: bytes) -> None:
-        self.tail = (self.tail + data)[-TAIL_BYTES:]
-        if self.output is None or self.cut:
-            return
-        room = self.outputLimit - self.kept
-        if len(data) > room:
-            self.output.write(data[:room])
-            self.output.write(f"\n[velhanet: output cut at {self.outputLimit} bytes]\n".encode())
-            self.cut = True
-            data = b""
-        self.output.write(data)
-        self.kept += len(data)
 
     def write(self, data: bytes) -> None:
         """To its standard input (spawned with a ``reader``); nothing once it is closed or the program ended."""
@@ -160,29 +168,37 @@ class SandboxedProgram(ProcessProtocol):
             self._started()
 
     def _setUp(self, pid: int) -> None:
+        """bwrap said which process is the sandbox's: its network is made in a thread of its own."""
         supervision = self.supervision
         assert supervision is not None
         supervision.pid = pid
-        try:
-            if supervision.group is not None:
-                supervision.group.add(pid)
-            reach = list(self.reach)
+        reach = list(self.reach)
 
-            def inside() -> tuple[Any, list[Any]]:
-                routeEverythingToLoopback()
-                return openForbiddenWatch(), [listeningSocket(host, port) for host, port in reach]
+        def makeNetwork() -> None:
+            try:
+                sockets = setUpNetwork(supervision, pid, reach)
+            except OSError as error:
+                self.reactor.callFromThread(self._setUpFailed, error)
+            else:
+                self.reactor.callFromThread(self._networkMade, sockets)
 
-            watch, sockets = insideNetworkOf(pid, inside)
-            supervision.watch = watch
-            for (host, port), listener in zip(reach, sockets, strict=True):
-                self._listeners.append(
-                    self.reactor.adoptStreamPort(listener.fileno(), listener.family, RelayFactory(host, port))
-                )
+        threading.Thread(target=makeNetwork, name=f"sandbox-setup-{pid}", daemon=True).start()
+
+    def _setUpFailed(self, error: OSError) -> None:
+        self.log.failure("sandbox set-up failed", Failure(error))
+        self.stop()
+
+    def _networkMade(self, sockets: list[socket.socket]) -> None:
+        """Back in the reactor: relays to what it may reach, and the program may start."""
+        if self.verdict is not None or self.stopped:  # stopped (or ended) meanwhile
+            for listener in sockets:
                 listener.close()
-        except OSError as error:
-            self.log.failure("sandbox set-up failed", Failure(error))
-            self.stop()
             return
+        for (host, port), listener in zip(self.reach, sockets, strict=True):
+            self._listeners.append(
+                self.reactor.adoptStreamPort(listener.fileno(), listener.family, RelayFactory(host, port))
+            )
+            listener.close()
         assert self.transport is not None
         self.transport.writeToChild(BLOCK_FD, b"start")
         self._monitor = LoopingCall(self._look)
@@ -239,28 +255,18 @@ class SandboxedProgram(ProcessProtocol):
         raw = exitCode if exitCode is not None else (128 + signalNumber if signalNumber else None)
         self.status = -1 if raw is None else raw
         if self.supervision is None:
-            verdict = Verdict(
-                status=raw, enforcement="no sandbox (--sandbox off)", outputCut=self.outputLimit if self.cut else 0
-            )
+            verdict = unsandboxed(raw, self.output)
         else:
-            status, leftovers, copyFailed = parseStatus(self._status.decode("ascii", "replace"))
-            if status is None and not copyFailed:
-                status = None if self.stopped else raw
-            verdict = self.supervision.verdict(
-                status,
-                leftovers=leftovers,
-                copyFailed=copyFailed,
-                outputCut=self.outputLimit if self.cut else 0,
-                tail=self.tail,
-                stoppedByVelhanet=self.stopped,
+            verdict = finish(
+                self.supervision,
+                self._status.decode("ascii", "replace"),
+                raw,
+                stopped=self.stopped,
+                output=self.output,
+                removeGroup=lambda group: removeEventually(group, self.reactor),
             )
-            if self.supervision.watch is not None:
-                self.supervision.watch.close()
-            if self.supervision.group is not None:
-                removeEventually(self.supervision.group, self.reactor)
         self.verdict = verdict
-        if self.output is not None:
-            self.output.close()
+        self.output.close()
         if not self.ready.called:
             self.ready.callback(None)
         self.ended.callback(verdict)
@@ -287,21 +293,29 @@ def spawn(
         env = {**os.environ, **(environment or {})}
         reactor.spawnProcess(program, command[0], list(command), env=env, path=where, childFDs={0: "w", 1: "r", 2: "r"})
         return program
-    group = createGroup(groupName(), limits)
-    jail = sandbox.jail(command, folder, cwd, shared, group, stdin=reader is not None)
-    if environment:
-        jail = dataclasses.replace(jail, environment=environment)
-    writable = [Path("/tmp")] + ([jail.folder] if jail.folder is not None else [])
-    supervision = Supervision(limits, group, writable)
-    program = SandboxedProgram(reactor, supervision, output, limits.output, reach, reader)
-    argv = bwrapArgv(jail, bwrap=sandbox.availability.bwrap, infoFd=INFO_FD, blockFd=BLOCK_FD)
+    launch = prepare(
+        sandbox,
+        command,
+        folder=folder,
+        cwd=cwd,
+        shared=shared,
+        infoFd=INFO_FD,
+        blockFd=BLOCK_FD,
+        environment=environment,
+        stdin=reader is not None,
+    )
+    program = SandboxedProgram(reactor, launch.supervision, output, limits.output, reach, reader)
     childFDs: dict[int, int | str] = {0: "w", 1: "r", 2: "r", STATUS_FD: "r", INFO_FD: "r", BLOCK_FD: "w"}
     try:
         reactor.spawnProcess(
-            program, argv[0], argv, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, childFDs=childFDs
+            program,
+            launch.argv[0],
+            launch.argv,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            childFDs=childFDs,
         )
     except OSError:
-        if group is not None:
-            group.remove()
+        if launch.group is not None:
+            launch.group.remove()
         raise
     return program

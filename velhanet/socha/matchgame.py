@@ -1,24 +1,37 @@
-"""One game of a ``socha-match``: the observer that prepares and watches its room, and the player processes.
+"""One game of a ``socha-match`` (or of a league): its room's observer, its two programs, its result.
 
 L{ObservingAdmin} is ``socha-admin prepare --observe`` keeping what the match
 needs: the reservation codes, every room packet (the game's XML log), when
 each memento arrived (the answer times), the start position and the result.
+L{playGame} plays one game: it prepares the room, starts both programs in
+their sandboxes (``velhanet.sandbox.program``), waits for the end (or the
+deadlines of L{MatchSettings}), stops what still runs and judges what it saw
+(``judging.judge``, pure). What differs between a ``socha-match`` and a
+league's game (the commands, the players' folders, the names the room shows)
+is a L{GameSetup} handed in, never a subclass.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import sys
 import time
-from typing import IO, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 from xml.etree.ElementTree import Element
 
-from twisted.internet.defer import Deferred
-from twisted.internet.error import ProcessDone
-from twisted.internet.protocol import ProcessProtocol
+from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.python.failure import Failure
 
-from velhanet.socha.adminprotocol import TEAMS, AdminError, AdminProtocol, Command
+from velhanet.sandbox import Sandbox
+from velhanet.sandbox.program import SandboxedProgram, spawn
+from velhanet.socha.adminprotocol import AdminError, AdminProtocol, Command
+from velhanet.socha.judging import Deadlines, Ending, Observation, ProgramEnd, judge
+from velhanet.socha.matchoptions import MatchSettings
+from velhanet.socha.matchstats import GameResult, gameSeed, sides
 from velhanet.socha.wire import render, tag
 
 
@@ -70,63 +83,15 @@ class ObservingAdmin(AdminProtocol):
     def started(self) -> bool:
         return bool(self.moments)
 
-    def teamToMove(self) -> str:
-        """The team whose move is awaited after the mementos seen so far."""
-        start = self.startTeam if self.startTeam in TEAMS else "ONE"
-        other = TEAMS[1 - TEAMS.index(start)]
-        return start if (len(self.moments) - 1) % 2 == 0 else other
+    def observation(self) -> Observation:
+        """What it saw, frozen: what the judge decides on."""
+        return Observation(
+            tuple(self.moments), self.startTeam, self.position, self.result, tuple(self.errors), self.players
+        )
 
     def cancel(self) -> None:
         if not self._finished and self.roomId:
             self._write([tag("cancel", {"roomId": self.roomId})])
-
-
-TAIL_BYTES = 16384
-"""Enough for a twistd start-up error and the traceback twistd logs after it."""
-
-
-class PlayerProcess(ProcessProtocol):
-    """One program (a player, or the server); its output goes to ``log`` (or nowhere), its end kept."""
-
-    def __init__(self, log: IO[bytes] | None) -> None:
-        self.log = log
-        self.status: int | None = None
-        self.ended: Deferred[int] = Deferred()
-        self.tail = b""
-        """The last bytes of its output: why it stopped, when it says so."""
-
-    def outReceived(self, data: bytes) -> None:
-        if self.log is not None:
-            self.log.write(data)
-        self.tail = (self.tail + data)[-TAIL_BYTES:]
-
-    def exitedSaying(self, status: int | None = None) -> str:
-        """``exited with status N``, and the line that says why when it printed one."""
-        said = self.lastLine()
-        return f"exited with status {self.status if status is None else status}" + (f": {said}" if said else "")
-
-    def lastLine(self) -> str:
-        """Why it stopped: twistd's one-line start-up error if it printed one, else its last line."""
-        lines = self.tail.decode("utf-8", "replace").strip().splitlines()
-        said = [line for line in lines if line.startswith("twistd ") and ": not started: " in line]
-        return (said or lines or [""])[-1]
-
-    errReceived = outReceived
-
-    def processEnded(self, reason: Failure) -> None:
-        self.status = 0 if reason.check(ProcessDone) else int(getattr(reason.value, "exitCode", None) or -1)
-        if self.log is not None:
-            self.log.close()
-        self.ended.callback(self.status)
-
-    killed = False
-    """Still running when the runner stopped it."""
-
-    def stop(self, signal: str = "KILL") -> None:
-        if self.status is None and self.transport is not None:
-            self.killed = True
-            with contextlib.suppress(Exception):  # it ended meanwhile
-                self.transport.signalProcess(signal)
 
 
 def fingerprint(board: Element | None) -> str:
@@ -135,3 +100,100 @@ def fingerprint(board: Element | None) -> str:
         return ""
     fields = ",".join((field.text or "").strip() for field in board.iter("field"))
     return hashlib.sha256(fields.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class GameSetup:
+    """What one game's programs are: how to start each, where, and who watches the room."""
+
+    commandOf: Callable[[int, str, int], list[str]]
+    """Player ``player``'s command for its ``reservation`` and the game's ``seed``, placeholders filled in."""
+    folders: tuple[Path | None, Path | None]
+    """Each player's folder (its private copy in the sandbox), if it has one."""
+    workingDirectoryOf: Callable[[int], Path]
+    newWatcher: Callable[[tuple[str, str], int], ObservingAdmin]
+    """The room's observer for the teams' names and the game's seed."""
+    playing: Callable[[ObservingAdmin, list[SandboxedProgram]], None] = lambda watcher, players: None
+    """Told once both programs are started (or failed to start)."""
+
+
+async def playGame(
+    reactor: Any,
+    sandbox: Sandbox,
+    settings: MatchSettings,
+    server: tuple[str, int],
+    setup: GameSetup,
+    game: int,
+    watchers: set[ObservingAdmin],
+    interrupted: Callable[[], bool] = lambda: False,
+) -> tuple[GameResult, str]:
+    """Play game ``game`` on ``server``; its result and its room packets (the XML log's content).
+
+    The room's observer is in ``watchers`` while the game runs (an interrupt cancels them all)."""
+    host, port = server
+    order = sides(game)
+    names = (f"p{order[0] + 1}", f"p{order[1] + 1}")
+    seed = gameSeed(settings.seed, game)
+    watcher = setup.newWatcher(names, seed)
+    await connectProtocol(TCP4ClientEndpoint(reactor, host, port, timeout=10), watcher)
+    codes = await watcher.reserved
+    watchers.add(watcher)
+    done: Deferred[None] = Deferred()
+    watcher.done.addBoth(lambda _: None if done.called else done.callback(None))
+    players: list[SandboxedProgram] = []
+    """Both programs, by player (0, 1), once started."""
+    crashed: list[int] = []
+    brokeAt: dict[int, int] = {}
+
+    def crashedIfNoResult(player: int) -> None:
+        if watcher.result is None and not done.called:
+            # Every player gone by now: when both are, neither lost to the other.
+            crashed.extend(p for p in (0, 1) if players[p].status is not None)
+            watcher.cancel()
+
+    def exited(verdict: object, player: int) -> None:
+        ended = players[player].verdict
+        if ended is not None and ended.brokeALimit:
+            brokeAt[player] = max(len(watcher.moments) - 1, 0)
+        if watcher.result is None and not done.called:
+            reactor.callLater(settings.grace, crashedIfNoResult, player)
+
+    started: list[SandboxedProgram | None] = [None, None]
+    for team, player in enumerate(order):  # team ONE's program first
+        log = settings.logOf(game, player)
+        try:
+            started[player] = spawn(
+                sandbox,
+                reactor,
+                setup.commandOf(player, codes[team], seed),
+                folder=setup.folders[player],
+                cwd=setup.workingDirectoryOf(player),
+                reach=[(host, port)],
+                output=log,
+            )
+        except OSError as error:
+            if log is not None:
+                log.close()
+            started[player] = SandboxedProgram.notStarted(reactor, 127)
+            print(f"\ncannot start p{player + 1}: {error}", file=sys.stderr)
+    players = [process for process in started if process is not None]
+    for player, process in enumerate(players):
+        process.ended.addCallback(exited, player)
+    setup.playing(watcher, players)
+    timers = [
+        reactor.callLater(settings.joinTimeout, lambda: None if watcher.started else watcher.cancel()),
+        reactor.callLater(settings.gameTimeout, watcher.cancel),
+    ]
+    await done
+    for timer in timers:
+        if timer.active():
+            timer.cancel()
+    watchers.discard(watcher)
+    for process in players:
+        if process.verdict is None:
+            reactor.callLater(settings.grace, process.stop)
+    await DeferredList([process.ended for process in players], consumeErrors=True)
+    ends = [ProgramEnd(p.status, p.killed, p.verdict) for p in players]
+    ending = Ending(tuple(crashed), brokeAt, interrupted())
+    result = judge(game, watcher.observation(), ends, ending, Deadlines(settings.joinTimeout, settings.gameTimeout))
+    return result, "".join(watcher.packets)

@@ -1,11 +1,14 @@
-"""``socha-match``'s command line: its options, their checks, and the server command it starts."""
+"""``socha-match``'s command line: its options, their checks, the server command it starts, and the frozen
+L{MatchSettings} the games are played with (a league's game makes its own, with no command line)."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from velhanet.sandbox import addSandboxArguments
 from velhanet.sandbox.jail import programFolder
@@ -104,3 +107,40 @@ def serverCommand(arguments: argparse.Namespace, port: int, password: str) -> li
     if arguments.web:
         argv += ["--web", arguments.web, "--web-show-prepared"]
     return argv
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    """What a match's games are played with, as the command line (or a league's game) gave them."""
+
+    commands: tuple[str, str]
+    folders: tuple[Path | None, Path | None]
+    games: int = 10
+    parallel: int = 1
+    seed: int = 0
+    moveTimeouts: bool = True
+    grace: float = 3.0
+    joinTimeout: float = 60.0
+    gameTimeout: float = 900.0
+    logDir: Path | None = None
+
+    def logOf(self, game: int, player: int) -> IO[bytes] | None:
+        """Where player ``player``'s program's output goes in game ``game`` (opened now), if the match keeps logs."""
+        if self.logDir is None:
+            return None
+        return open(self.logDir / f"game-{game:04d}-p{player + 1}.log", "wb")
+
+
+def settingsOf(arguments: argparse.Namespace) -> MatchSettings:
+    return MatchSettings(
+        commands=(arguments.command1, arguments.command2),
+        folders=(folderOf(arguments.dir1, arguments.command1), folderOf(arguments.dir2, arguments.command2)),
+        games=arguments.games,
+        parallel=max(1, arguments.parallel),
+        seed=arguments.seed,
+        moveTimeouts=not arguments.no_timeout,
+        grace=arguments.grace,
+        joinTimeout=arguments.join_timeout,
+        gameTimeout=arguments.game_timeout,
+        logDir=Path(arguments.log_dir) if arguments.log_dir else None,
+    )
