@@ -171,7 +171,6 @@ class ClusterTests(SynchronousTestCase):
         self.assertTrue((Path(markers) / "cy").exists(), "cy's first grading did kill its worker")
         self.assertEqual(sorted(finished), ["ana", "bo", "cy", "dan"])
 
-
     def test_aWorkerOfAnotherVelhanetIsRefused(self) -> None:
         """The league's check, shared: a worker running other code would grade by other rules."""
 
@@ -212,19 +211,30 @@ class HistoryTests(SynchronousTestCase):
         (folder / "bo" / "velhanet-run").write_text(broken("gambit-back-to-back"))
         second = grade("gambit", str(folder), "--out", str(out), "--workers", "1", "--csv", str(root / "class.csv"))
         self.assertRegex(
-            second.stdout, r"since \w{12} of \d{4}-\d\d-\d\d: fixed: gambit-join-unknown; broke: gambit-back-to-back"
+            second.stdout,
+            r"since version \w{12} \(graded \d{4}-\d\d-\d\d\): fixed: gambit-join-unknown; broke: gambit-back-to-back",
+        )
+        third = grade("gambit", str(folder), "--out", str(out), "--workers", "1")
+        # A version graded before says so, and still what it changed, and its page keeps the commands.
+        self.assertRegex(third.stdout, r"unchanged since \d{4}-\d\d-\d\d \(same version\); then since version")
+        self.assertIn("broke: gambit-back-to-back", third.stdout)
+        kept = json.loads((out / "bo.json").read_text())
+        again = [rule["reproduce"] for rule in kept["rules"] if rule["id"] == "gambit-back-to-back"]
+        self.assertEqual(
+            again, [f"velhanet-grade gambit {folder} --student bo --again --out {out}-again --only gambit-back-to-back"]
         )
         report = json.loads((out / "bo.json").read_text())
         self.assertIn("fixed: gambit-join-unknown; broke: gambit-back-to-back", report["change"])
         self.assertIn("broke: gambit-back-to-back", (out / "bo.html").read_text())
         forced = grade("gambit", str(folder), "--out", str(out), "--workers", "1", "--again")
         self.assertIn("grading 1 of 1", forced.stdout)
+        self.assertNotIn("--csv", json.dumps(report), "a rule's command does not overwrite the class's CSV")
         history = subprocess.run(
             [PYTHON, "-m", "velhanet.conformance.grade", "history", str(out), "bo"],
             env=ENVIRONMENT, capture_output=True, text=True, check=True,
         ).stdout  # fmt: skip
         versions = [line for line in history.splitlines() if not line.startswith(" ")]
-        self.assertEqual(len(versions), 3, history)  # two versions, the second graded twice
+        self.assertEqual(len(versions), 3, history)  # two versions, the second graded twice (not by the third run)
         self.assertIn("first graded version", history)
         self.assertIn("fixed: gambit-join-unknown; broke: gambit-back-to-back", history)
         self.assertIn("same version, graded again", history)
@@ -239,6 +249,16 @@ class HistoryTests(SynchronousTestCase):
         )
         self.assertEqual(rows[0]["score"], "92.3")
         self.assertEqual(rows[0]["verdict"], "fail")
+
+
+    def test_aVersionThatCouldNotBeTestedIsTriedAgain(self) -> None:
+        """"Cannot test" may be the machine's (a start too slow on a busy machine): the next run tries again."""
+        root = Path(self.mktemp()).resolve()
+        folder = makeClass(root / "class", {"cy": "./no-such-server --port {port}"})
+        for run in range(2):
+            result = grade("gambit", str(folder), "--out", str(root / "out"), "--workers", "1")
+            self.assertIn("grading 1 of 1", result.stdout, f"run {run + 1}")
+            self.assertIn("cannot test: the program exited with status 127", result.stdout)
 
 
 class GitTests(SynchronousTestCase):
@@ -286,6 +306,12 @@ class GitTests(SynchronousTestCase):
         self.assertEqual(rows["ana"]["version"], before)
         self.assertEqual(rows["bo"]["failed_rules"], "gambit-end")
         self.assertEqual(rows["cy"]["score"], "0.0")
+        # Again, with no deadline at all: each repository (fetched again, not cloned) at its last commit.
+        latest = grade("gambit", "class.toml", "--out", "out", "--deadline", "none", "--student", "ana", cwd=root)
+        ana = json.loads((root / "out" / "ana.json").read_text())
+        self.assertEqual(ana["submission"]["version"], git(source, "rev-parse", "HEAD"), latest.stdout + latest.stderr)
+        self.assertEqual(ana["submission"]["laterCommits"], 0)
+        self.assertIn("fixed: gambit-join-unknown; broke: gambit-back-to-back", ana["change"])
 
 
 class LeagueFromAClassFileTests(SynchronousTestCase):

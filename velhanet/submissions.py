@@ -96,8 +96,10 @@ def fromClassFile(
     wanted: set[str],
     deadline: datetime | None = None,
     say: Callable[[str], None] = lambda line: None,
+    fileDeadline: bool = True,
 ) -> list[Submission]:
-    """Each student of the class file, cloned and exported into ``workspace`` where they hand in by git."""
+    """Each student of the class file, cloned and exported into ``workspace`` where they hand in by git;
+    ``deadline`` overrides the file's, ``fileDeadline`` False ignores it (each repository's last commit)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -105,7 +107,7 @@ def fromClassFile(
     students = data.get("students")
     if not isinstance(students, dict) or not students:
         raise ClassFileError(f"{path}: no [students.NAME] tables")
-    if deadline is None and data.get("deadline"):
+    if deadline is None and fileDeadline and data.get("deadline"):
         try:
             deadline = parseDeadline(str(data["deadline"]))
         except ValueError as error:
@@ -152,6 +154,21 @@ def _git(*arguments: str) -> str:
     return done.stdout.strip()
 
 
+def _cloneOrFetch(source: str, clone: Path) -> None:
+    """A bare copy of ``source`` at ``clone``: fetched again when it is there already (a class graded before),
+    cloned afresh when it is not (or came from another URL)."""
+    if (clone / "HEAD").is_file():
+        try:
+            if _git("-C", str(clone), "config", "--get", "remote.origin.url") == source:
+                _git("-C", str(clone), "fetch", "--quiet", "--prune", "--force", "origin", "+refs/heads/*:refs/heads/*")
+                return
+        except GitFailed:
+            pass  # cloned again below
+    shutil.rmtree(clone, ignore_errors=True)
+    clone.parent.mkdir(parents=True, exist_ok=True)
+    _git("clone", "--bare", "--quiet", "--", source, str(clone))
+
+
 def fromGit(
     student: str, url: str, base: Path, workspace: Path, deadline: datetime | None, identifier: str = ""
 ) -> Submission:
@@ -163,10 +180,8 @@ def fromGit(
     def failed(problem: str) -> Submission:
         return Submission(student, None, "", "git", identifier=identifier, problem=problem)
 
-    shutil.rmtree(clone, ignore_errors=True)
-    clone.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _git("clone", "--bare", "--quiet", "--", source, str(clone))
+        _cloneOrFetch(source, clone)
     except GitFailed as error:
         return failed(f"cannot clone {url}: {error}")
     try:

@@ -54,7 +54,7 @@ def localCluster(workers: int) -> tuple[Any, Any]:
         processes=True,
         host="127.0.0.1",
         scheduler_port=0,
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",  # None still serves it, on 8787: a second cluster here warns
         worker_dashboard_address=None,
         silence_logs=logging.ERROR,
     )

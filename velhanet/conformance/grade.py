@@ -119,7 +119,8 @@ def parser() -> ArgumentParser:
         default=None,
         metavar="TIME",
         help="with a class file: grade each repository's last commit before TIME (2026-12-01 23:59 in this machine's"
-        " time zone, or with an offset) (default: the last commit)",
+        " time zone, or with an offset; none: the last commit, whatever the class file says) (default: the class"
+        " file's deadline, else the last commit)",
     )
     made.add_argument("--again", action="store_true", help="grade versions already graded again")
     made.add_argument(
@@ -147,10 +148,17 @@ class ClassGrading:
         if earlier is None:
             return False
         graded, report = earlier
-        change = f"unchanged since {graded.day} (same version)"
+        change = f"unchanged since {graded.day} (same version)" + (f"; then {graded.change}" if graded.change else "")
+        self.reproducible(submission, report)
         self.lines[submission.student] = ClassLine(submission, report, change)
         self.write(self.lines[submission.student], None, fresh=False)
         return True
+
+    def reproducible(self, submission: Submission, report: Report) -> None:
+        """Each rule's command that runs it again against this student's program."""
+        again = ("--student", submission.student, "--again", "--out", f"{self.outDir}-again")
+        for outcome in report.outcomes:
+            outcome.reproduce = reproduceCommand(self.given, outcome.anchor, "velhanet-grade", again)
 
     def nothingToGrade(self, submission: Submission) -> None:
         report = Report(self.family, submission.student, cannotTest=submission.problem)
@@ -160,13 +168,12 @@ class ClassGrading:
     def finished(self, submission: Submission, graded: Graded) -> None:
         """A result came back: recorded in the history, told against the previous version, written."""
         report = graded.report
-        again = ("--student", submission.student, "--again", "--out", f"{self.outDir}-again")
-        for outcome in report.outcomes:
-            outcome.reproduce = reproduceCommand(self.given, outcome.anchor, "velhanet-grade", again)
+        self.reproducible(submission, report)
         line = ClassLine(submission, report, graded=graded)
         previous = self.history.previous(submission.student, self.family, self.settings, submission.version)
         line.change = changeLine(previous, statusesOf(report), line.verdict())
-        self.history.record(submission, self.family, self.settings, report, line.verdict(), datetime.now().astimezone())
+        now = datetime.now().astimezone()
+        self.history.record(submission, self.family, self.settings, report, line.verdict(), line.change, now)
         self.lines[submission.student] = line
         self.write(line, graded.printed)
 
@@ -215,10 +222,10 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
         if unknown:
             made.error(f"--only {', '.join(unknown)}: no such rule of {arguments.family}")
     try:
-        deadline = parseDeadline(arguments.deadline) if arguments.deadline else None
+        deadline = parseDeadline(arguments.deadline) if arguments.deadline not in (None, "none") else None
     except ValueError as error:
         made.error(f"--deadline: {error}")
-    if deadline is not None and source.is_dir():
+    if arguments.deadline is not None and source.is_dir():
         made.error("--deadline needs a class file (a folder has no commits)")
     settings = settingsFrom(arguments)
     try:
@@ -235,7 +242,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
             submissions = fromFolder(source.resolve(), wanted)
         else:
             say = lambda line: print(f"velhanet-grade: {line}", file=out, flush=True)  # noqa: E731
-            submissions = fromClassFile(source.resolve(), outDir, wanted, deadline, say)
+            fileDeadline = arguments.deadline is None
+            submissions = fromClassFile(source.resolve(), outDir, wanted, deadline, say, fileDeadline)
     except ClassFileError as error:
         made.error(str(error))
     if wanted - {s.student for s in submissions}:
@@ -254,7 +262,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
         elif arguments.again or not grading.already(submission):
             toGrade.append((index, submission))
     workers = arguments.workers or defaultWorkers(settings.limits)
-    if arguments.family == "velha" and not sandbox.active and workers > 1 and not arguments.scheduler:
+    oneAtATime = arguments.family == "velha" and not sandbox.active
+    if oneAtATime:  # on a cluster too: its workers would run the peers side by side
         print(
             "velhanet-grade: velha without a sandbox: one at a time"
             " (the peers and their checkers would share a network)",
@@ -265,8 +274,10 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     if toGrade:
         os.environ[RUN_VARIABLE] = str(os.getpid())  # the graders' control groups are named after this command
         where = arguments.scheduler or f"this machine, {min(workers, len(toGrade))} at a time"
+        where += ", one at a time" if oneAtATime and arguments.scheduler else ""
         print(f"velhanet-grade: grading {len(toGrade)} of {len(submissions)} on {where}", file=out, flush=True)
-        interrupted = gradeOnCluster(arguments, min(workers, len(toGrade)), settings, options, toGrade, grading)
+        atOnce = min(workers, len(toGrade))
+        interrupted = gradeOnCluster(arguments, atOnce, settings, options, toGrade, grading, oneAtATime)
     lines = [grading.lines[s.student] for s in submissions if s.student in grading.lines]
     records.close()
     (outDir / "index.html").write_text(
@@ -294,6 +305,7 @@ def gradeOnCluster(
     options: list[str],
     toGrade: list[tuple[int, Submission]],
     grading: ClassGrading,
+    oneAtATime: bool = False,
 ) -> bool:
     """Grade ``toGrade`` on a cluster (``--scheduler``) or a LocalCluster of ``workers``; True if interrupted."""
     try:
@@ -301,7 +313,7 @@ def gradeOnCluster(
     except OSError as error:
         print(f"velhanet-grade: the cluster cannot be reached: {error}", file=sys.stderr)
         sys.exit(1)
-    run = GradeRun(arguments.family, client, settings, options, arguments.only)
+    run = GradeRun(arguments.family, client, settings, options, arguments.only, atOnce=1 if oneAtATime else 0)
     previous = signal.signal(signal.SIGINT, lambda *_: run.stop())
     try:
         run.grade(toGrade, grading.finished)

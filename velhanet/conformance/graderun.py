@@ -59,8 +59,11 @@ class GradeRun:
         only: str,
         progress: TextIO = sys.stderr,
         task: Callable[..., dict[str, Any]] = gradeSubmission,
+        atOnce: int = 0,
     ) -> None:
-        """``task`` grades one submission on a worker (``gradetask.gradeSubmission``; a test gives another)."""
+        """``task`` grades one submission on a worker (``gradetask.gradeSubmission``; a test gives another);
+        ``atOnce``: at most so many at the same time (0: as many as the cluster runs)."""
+        self.atOnce = atOnce
         self.task = task
         self.family, self.client, self.settings = family, client, settings
         self.options, self.only, self.progressTo = options, only, progress
@@ -89,7 +92,7 @@ class GradeRun:
         archives: dict[str, Any] = {}
         queue = list(submissions)
         self.total, self.done = len(queue), 0
-        ahead = max(2, pool.workers() * 2)
+        ahead = self.atOnce or max(2, pool.workers() * 2)
 
         def submit(index: int, submission: Submission, attempt: int) -> None:
             assert submission.folder is not None

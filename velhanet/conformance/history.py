@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS gradings (
     committed TEXT NOT NULL,
     graded TEXT NOT NULL,
     verdict TEXT NOT NULL,
+    change TEXT NOT NULL,
+    cannotTest INTEGER NOT NULL,
     passed INTEGER NOT NULL,
     failed INTEGER NOT NULL,
     warned INTEGER NOT NULL,
@@ -71,6 +73,8 @@ class Graded:
     committed: str
     graded: str
     verdict: str
+    change: str
+    """What changed from the version graded before it, as said when it was graded."""
     statuses: dict[str, str]
     """Each rule's id and its verdict."""
 
@@ -100,7 +104,7 @@ def changeLine(previous: Graded | None, now: dict[str, str], verdict: str) -> st
     if not parts:
         same = "same verdicts" if verdict == previous.verdict else f"was: {previous.verdict}"
         parts.append(same)
-    return f"since {previous.version[:12]} of {previous.day}: " + "; ".join(parts)
+    return f"since version {previous.version[:12]} (graded {previous.day}): " + "; ".join(parts)
 
 
 def statusesOf(report: Report) -> dict[str, str]:
@@ -137,14 +141,17 @@ class History:
             row["committed"],
             row["graded"],
             row["verdict"],
+            row["change"],
             statuses,
         )
 
     def sameVersion(self, student: str, family: str, settings: str, version: str) -> tuple[Graded, Report] | None:
-        """The last grading of this very version with these settings, and its report; None if never graded."""
+        """The last grading of this very version with these settings, and its report; None if never graded,
+        or if it could not be tested then (a program too slow to start on a busy machine, a worker without
+        the sandbox: worth another try, and it costs little)."""
         row = self.connection.execute(
             "SELECT * FROM gradings WHERE student = ? AND family = ? AND settings = ? AND version = ?"
-            " ORDER BY id DESC LIMIT 1",
+            " AND cannotTest = 0 ORDER BY id DESC LIMIT 1",
             (student, family, settings, version),
         ).fetchone()
         if row is None:
@@ -161,14 +168,22 @@ class History:
         return None if row is None else self._graded(row)
 
     def record(
-        self, submission: Submission, family: str, settings: str, report: Report, verdict: str, when: datetime
+        self,
+        submission: Submission,
+        family: str,
+        settings: str,
+        report: Report,
+        verdict: str,
+        change: str,
+        when: datetime,
     ) -> None:
         counts = [report.count(status) for status in (PASS, FAIL, WARN, SKIP, NOT_RUN)]
         blob = zlib.compress(json.dumps(reportToData(report)).encode("utf-8"))
         with self.connection:
             cursor = self.connection.execute(
-                "INSERT INTO gradings (student, family, settings, version, source, committed, graded, verdict,"
-                " passed, failed, warned, skipped, notRun, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO gradings (student, family, settings, version, source, committed, graded, verdict, change,"
+                " cannotTest, passed, failed, warned, skipped, notRun, report)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     submission.student,
                     family,
@@ -178,6 +193,8 @@ class History:
                     submission.committed,
                     when.isoformat(timespec="seconds"),
                     verdict,
+                    change,
+                    int(bool(report.cannotTest)),
                     *counts,
                     blob,
                 ),

@@ -79,8 +79,8 @@ def reproduceCommand(
 ) -> str:
     """The command line that runs the one check ``anchor`` again, as given but for the report files
     (``more``: options to add, as ``velhanet-grade``'s ``--student NAME``)."""
-    dropWithValue = {"--only", "--json", "--junit-xml", "--html", "--student", "--out"}
-    dropAlone = {"--quiet", "--verbose"}
+    dropWithValue = {"--only", "--json", "--junit-xml", "--html", "--student", "--out", "--csv", "--workers"}
+    dropAlone = {"--quiet", "--verbose", "--again"}
     kept, skip = [], False
     for word in argv:
         if skip:
