@@ -39,10 +39,10 @@ def startup(runs: int) -> None:
     from twisted.internet.defer import Deferred, ensureDeferred
 
     from velhanet.sandbox import Sandbox, SandboxSettings
-    from velhanet.sandbox.bench import enterBench
     from velhanet.sandbox.program import spawn
+    from velhanet.sandbox.userns import enterUserNamespace
 
-    enterBench()
+    enterUserNamespace()
     sandboxes = {mode: Sandbox.forCommand(SandboxSettings(mode), say=print) for mode in ("on", "off")}
     seconds: dict[str, list[float]] = {"on": [], "off": []}
 

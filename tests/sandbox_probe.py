@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from velhanet.sandbox.bench import enterBench
 from velhanet.sandbox.limits import MIB, ProgramLimits, SandboxSettings
+from velhanet.sandbox.userns import enterUserNamespace
 
 PROGRAMS = {
     "honest": "print('hello from', __import__('os').getcwd())",
@@ -31,7 +31,7 @@ PROGRAMS = {
 
 def main() -> None:
     uid = os.getuid()  # before the user namespace, in which it is 0
-    enterBench()
+    enterUserNamespace()
     from velhanet.sandbox.blocking import BlockingProgram
     from velhanet.sandbox.sandbox import Sandbox
 

@@ -14,6 +14,7 @@ from twisted.test import iosim
 from twisted.trial.unittest import SynchronousTestCase
 
 from velhanet.bots.chess import chooseBotMove
+from velhanet.clientlimits import AddressBuckets
 from velhanet.gambit.client import GambitClientProtocol
 from velhanet.gambit.lobby import Game, Lobby
 from velhanet.gambit.protocol import GambitLimits, GambitServerFactory, GambitServerProtocol
@@ -23,7 +24,6 @@ from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.games.chessgame import ChessRules, gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
-from velhanet.limits import AddressBuckets
 from velhanet.watching import Score
 
 from .gambit_original import OriginalServerFactory

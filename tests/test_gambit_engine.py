@@ -25,7 +25,7 @@ from tests.test_sandbox_hostile import velhanetLeftovers
 from velhanet.gambit.client import parseArguments
 from velhanet.gambit.engine import Engine, EngineFailure
 from velhanet.sandbox import Sandbox, SandboxSettings
-from velhanet.sandbox.bench import probeBubblewrap
+from velhanet.sandbox.availability import probeBubblewrap
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = ROOT / "tests" / "fake_uci.py"

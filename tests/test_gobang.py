@@ -20,7 +20,8 @@ from velhanet.games.kinarow import TICTACTOE, gobangRules
 from velhanet.gobang import fifo, fifotransport
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.room import BLACK, WHITE, Room, RoomCore, RoomMachine
-from velhanet.gobang.session import GobangSession, renderBoard
+from velhanet.gobang.screen import renderBoard
+from velhanet.gobang.session import GobangSession
 from velhanet.gobang.tap import Options
 from velhanet.gobang.wire import (
     ClientOp,

@@ -127,6 +127,17 @@ class WinTests(SynchronousTestCase):
         self.assertIsNone(state.outcome)
 
 
+class SeenFromOutsideTests(SynchronousTestCase):
+    def test_aPositionFromItsStonesSaysWhoHasALine(self) -> None:
+        """A client that sees only the stones (a kibitzer, a player told of a resignation) asks the rules."""
+        rules = gobangRules(11)
+        five = [(x, 4, 0) for x in range(2, 7)] + [(0, 0, 1), (1, 1, 1), (2, 2, 1), (3, 3, 1)]
+        position = rules.position(five, toMove=1)
+        self.assertEqual((position.hasLine(0), position.hasLine(1)), (True, False))
+        four = rules.position(five[1:], toMove=0)
+        self.assertEqual((four.hasLine(0), four.hasLine(1)), (False, False))
+
+
 class DrawAndPassTests(SynchronousTestCase):
     def test_twoPassesDraw(self) -> None:
         state = gobangRules(9).initial().apply(Place(4, 4)).apply(PASS)

@@ -16,6 +16,7 @@ import math
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -32,7 +33,7 @@ from velhanet.league.ratings import ELO_PER_NATURAL, Game, SprtBounds, expected,
 from velhanet.league.runner import Run, RunRefused, outcomeOf
 from velhanet.league.schedule import pairSeed, schedule, sprtPairs
 from velhanet.league.standings import asCsv, asJson, asText, standingsOf
-from velhanet.league.store import Outcome, Store
+from velhanet.league.store import SCHEMA_VERSION, Outcome, Store, StoreError
 from velhanet.sandbox.limits import SandboxSettings
 
 EXAMPLE = "python3 -m velhanet.socha.example --host {host} --port {port} --reservation {reservation}"
@@ -517,3 +518,51 @@ class RealGameTests(SynchronousTestCase):
         self.assertGreaterEqual(sum(p["games"] for p in standings["players"]), 2)  # one game, counted for both
         self.assertEqual(run.wait(timeout=600), 0)
         self.assertIn("4 games counted, 0 still to play, 0 void", run.stdout.read())
+
+
+class SchemaTests(SynchronousTestCase):
+    OLD_SCHEMA = """
+    CREATE TABLE players (name TEXT NOT NULL, version TEXT NOT NULL, command TEXT NOT NULL, first_seen REAL NOT NULL,
+        PRIMARY KEY (name, version));
+    CREATE TABLE games (
+        id INTEGER PRIMARY KEY,
+        a TEXT NOT NULL, a_version TEXT NOT NULL, b TEXT NOT NULL, b_version TEXT NOT NULL,
+        pair INTEGER NOT NULL, side INTEGER NOT NULL, seed INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'scheduled', score REAL,
+        winner TEXT, loser TEXT, loss_kind TEXT, reason TEXT,
+        moves INTEGER, seconds REAL, worker TEXT, finished REAL,
+        UNIQUE (a, a_version, b, b_version, pair, side));
+    INSERT INTO players VALUES ('ana', 'v1', 'run', 1.0), ('bo', 'v2', 'run', 1.0);
+    INSERT INTO games (a, a_version, b, b_version, pair, side, seed, state, score, winner, loser, loss_kind,
+        reason, moves, seconds, worker, finished)
+        VALUES ('ana', 'v1', 'bo', 'v2', 0, 0, 7, 'done', 1.0, 'ana', 'bo', 'time', 'slow', 40, 12.5, 'w', 2.0);
+    """
+    """A league.db as the first league runs made it: no schema version, and no replays, notes or logs yet."""
+
+    def test_anOldDatabaseIsMigratedAndKeepsItsGames(self) -> None:
+        path = Path(self.mktemp())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old = sqlite3.connect(path)
+        old.executescript(self.OLD_SCHEMA)
+        old.commit()
+        old.close()
+        store = Store(path)
+        self.addCleanup(store.close)
+        self.assertEqual(store.db.execute("PRAGMA user_version").fetchone()[0], SCHEMA_VERSION)
+        [row] = list(store.games())
+        self.assertEqual(
+            (row["winner"], row["loss_kind"], row["moves"], row["replays"], row["log"]), ("ana", "time", 40, 0, None)
+        )
+        self.assertEqual(store.counts(), {"done": 1})
+        again = Store(path)  # opened again: nothing to do
+        again.close()
+
+    def test_aDatabaseOfANewerVelhanetIsRefused(self) -> None:
+        path = Path(self.mktemp())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        newer = sqlite3.connect(path)
+        newer.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        newer.close()
+        with self.assertRaises(StoreError) as refused:
+            Store(path)
+        self.assertIn(f"written by a newer velhanet (schema {SCHEMA_VERSION + 1}", str(refused.exception))

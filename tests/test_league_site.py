@@ -11,6 +11,7 @@ at in a real headless Chromium.
 from __future__ import annotations
 
 import functools
+import json
 import signal
 import socket
 import urllib.request
@@ -29,7 +30,7 @@ from tests.test_socha_replay import playedLog
 from velhanet.league.config import League, Player, discoverPlayers, loadLeague
 from velhanet.league.ratings import Game, fitRatings
 from velhanet.league.schedule import schedule
-from velhanet.league.site import LeagueGames, leagueSite
+from velhanet.league.site import LeagueGames, StandingsCache, leagueSite
 from velhanet.league.store import Outcome, Store
 from velhanet.web.hub import GameHub
 
@@ -173,7 +174,8 @@ class InMemory:
         self.hub = GameHub(self.clock, keepFinished=0)
         self.games = LeagueGames(self.hub, league.logs)
         self.games.replays.scan()
-        self.site = leagueSite(self.hub, league, players, self.games, running)
+        self.standings = StandingsCache(league, players)
+        self.site = leagueSite(self.hub, league, self.standings, self.games, running)
         self.site.timeOut = None
         self.site.reactor = self.clock
 
@@ -221,6 +223,19 @@ class StandingsPageTests(SynchronousTestCase):
         self.assertIn("10 games counted, 14 still to play, 0 void", body)
         self.assertIn("<title>Class &lt;A&gt; &amp; co: standings</title>", body)
         self.assertEqual(page.meta[-1].get("http-equiv"), None, "a league that is over does not reload its page")
+
+    def test_pagesAreServedFromTheLastStandingsComputed(self) -> None:
+        """A request never opens the database: a game recorded counts once the run's thread refreshes."""
+        site = InMemory(self.league, self.players, running=True)
+        store = Store(self.league.databasePath)
+        self.addCleanup(store.close)
+        (gameId, game), *_ = store.pending(schedule(self.league, self.players))
+        store.finish(gameId, Outcome(game.a.name, False, "", "r", 30, 4.5, "w"), game.a.name)
+        self.assertIn("10 games counted, 14 still to play", site.get("/")[2])
+        self.assertNotIn(f"game {gameId}", site.get("/games")[2])
+        site.standings.refresh()  # what LeagueSite.finished does, in the run's thread
+        self.assertIn("11 games counted, 13 still to play", site.get("/")[2])
+        self.assertEqual(json.loads(site.get("/standings.json")[2])["games"], 11)
 
     def test_aPlayersGamesEachWithItsReplay(self) -> None:
         site = InMemory(self.league, self.players, running=False)

@@ -24,7 +24,7 @@ from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
 import velhanet
-from velhanet.sandbox import bench, cgroups, jail, network
+from velhanet.sandbox import availability, cgroups, jail, network
 from velhanet.sandbox.limits import (
     GIB,
     MIB,
@@ -442,8 +442,8 @@ class AvailabilityTests(SynchronousTestCase):
     """auto: a one-line warning; on: refused with that line; off: nothing asked."""
 
     def test_modes(self) -> None:
-        missing = bench.Availability(False, "bwrap is not installed: install bubblewrap (…)")
-        self.patch(bench, "probeBubblewrap", lambda: missing)
+        missing = availability.Availability(False, "bwrap is not installed: install bubblewrap (…)")
+        self.patch(availability, "probeBubblewrap", lambda: missing)
         self.patch(sys.modules["velhanet.sandbox.sandbox"], "probeBubblewrap", lambda: missing)
         said: list[str] = []
         auto = Sandbox.forCommand(SandboxSettings("auto"), said.append)
@@ -460,9 +460,9 @@ class AvailabilityTests(SynchronousTestCase):
         self.assertEqual(len(said), 1)
 
     def test_aMissingBwrapIsSaidWithHowToInstallIt(self) -> None:
-        self.patch(bench.shutil, "which", lambda name: None)
-        bench.probeBubblewrap.cache_clear()
-        self.addCleanup(bench.probeBubblewrap.cache_clear)
-        availability = bench.probeBubblewrap()
-        self.assertFalse(availability.works)
-        self.assertIn("apt-get install bubblewrap", availability.problem)
+        self.patch(availability.shutil, "which", lambda name: None)
+        availability.probeBubblewrap.cache_clear()
+        self.addCleanup(availability.probeBubblewrap.cache_clear)
+        found = availability.probeBubblewrap()
+        self.assertFalse(found.works)
+        self.assertIn("apt-get install bubblewrap", found.problem)

@@ -31,9 +31,9 @@ from velhanet.conformance.reportdata import reportToData
 from velhanet.conformance.runner import Report, runChecks
 from velhanet.listening import freePort
 from velhanet.sandbox import Sandbox, SandboxUnavailable, settingsFrom
-from velhanet.sandbox.bench import enterBench
 from velhanet.sandbox.blocking import BlockingProgram, SandboxStartFailed
 from velhanet.sandbox.limits import ProgramLimits, SandboxSettings
+from velhanet.sandbox.userns import enterUserNamespace
 
 RUN_FILE = "velhanet-run"
 START_WAIT = 10.0
@@ -170,7 +170,7 @@ def main() -> None:
     spec = json.loads(sys.stdin.read())
     settings = settingsFromData(spec["sandbox"])
     if settings.mode != "off":
-        enterBench(privateNetwork=True)  # before any thread; the checks run inside the program's network
+        enterUserNamespace(privateNetwork=True)  # before any thread; the checks run inside the program's network
     try:
         sandbox = Sandbox.forCommand(settings, say=lambda line: None)
     except SandboxUnavailable as error:

@@ -26,7 +26,7 @@ from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN,
 from velhanet.conformance.htmlreport import htmlReport
 from velhanet.conformance.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, summary
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
-from velhanet.sandbox.bench import enterBench
+from velhanet.sandbox.userns import enterUserNamespace
 from velhanet.startup import ArgumentParser
 
 DEFAULT_PORTS = {"velha": 20181, "gambit": 22022, "socha": 13050, "socha-player": 0, "gobang": 0}
@@ -380,7 +380,7 @@ def check(arguments: argparse.Namespace, out: TextIO) -> Report:
 def main(argv: list[str] | None = None) -> None:
     arguments = parseArguments(sys.argv[1:] if argv is None else argv)
     if arguments.family == "socha-player" and arguments.sandbox != "off":
-        enterBench()  # before any thread: an ordinary user's sandbox needs it
+        enterUserNamespace()  # before any thread: an ordinary user's sandbox needs it
     try:
         sys.exit(check(arguments, sys.stdout).exitStatus)
     except SandboxUnavailable as error:

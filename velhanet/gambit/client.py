@@ -37,7 +37,7 @@ from velhanet.gambit.movesource import Bot, EnginePlayer
 from velhanet.gambit.session import ClientSession
 from velhanet.gambit.wire import JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
-from velhanet.sandbox.bench import enterBench
+from velhanet.sandbox.userns import enterUserNamespace
 from velhanet.sendnow import noDelay
 from velhanet.startup import ArgumentParser
 from velhanet.tracing import IN, OUT, Tracer, arrow, noTrace
@@ -317,6 +317,6 @@ def main(argv: list[str] | None = None) -> None:
     sandbox = None
     if arguments.engine is not None:
         if arguments.sandbox != "off":
-            enterBench()  # before the reactor starts a thread: an ordinary user's sandboxes need it
+            enterUserNamespace()  # before the reactor starts a thread: an ordinary user's sandboxes need it
         sandbox = engineSandbox(arguments)
     react(run, (arguments, sandbox))

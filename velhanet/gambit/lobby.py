@@ -14,10 +14,10 @@ import secrets
 import typing
 from dataclasses import dataclass
 
+from velhanet.clientlimits import AddressBuckets
 from velhanet.gambit.room import Participant, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
-from velhanet.limits import AddressBuckets
 from velhanet.watching import NO_WATCHER, GameWatcher
 
 MAX_NAME = 64

@@ -33,11 +33,11 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from velhanet.clientlimits import AddressBuckets
 from velhanet.gambit.lobby import Game, Lobby
 from velhanet.gambit.room import Participant
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, Texts
 from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
-from velhanet.limits import AddressBuckets
 from velhanet.sendnow import noDelay, writerFor
 from velhanet.tracing import Tracer, noTrace
 from velhanet.watching import NO_WATCHER, GameWatcher

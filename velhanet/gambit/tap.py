@@ -7,10 +7,10 @@ from pathlib import Path
 
 from twisted.python import usage
 
+from velhanet.clientlimits import LimitOptions
 from velhanet.gambit.protocol import GambitLimits
 from velhanet.gambit.service import makeService
 from velhanet.gambit.texts import DEFAULT_LANGUAGE, LANGUAGES
-from velhanet.limits import LimitOptions
 from velhanet.startup import ShortUsage
 from velhanet.web.service import WEB_OPTION
 

@@ -206,6 +206,13 @@ class KInARowState:
         width = self.rules.width
         return [(i % width, i // width, v - 1) for i, v in enumerate(self.cells) if v != EMPTY]
 
+    def hasLine(self, player: int) -> bool:
+        """Does ``player`` have a winning line (k or more in a row) on the board?"""
+        width, height, k = self.rules.width, self.rules.height, self.rules.k
+        return any(
+            winningLine(self.cells, width, height, k, x, y) for x, y, owner in self.stones() if owner == player
+        )
+
     def legalMoves(self) -> list[Move]:
         """Every empty cell, plus L{PASS} where passing is allowed.
 

@@ -68,7 +68,7 @@ class RoomCore:
     rules: KInARowRules
     onOver: Callable[[RoomCore], None]
     """Called once when the game has ended: the server forgets its participants."""
-    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gobang.game"))
+    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.gobang.room"))
     """Named as when this module was ``game.py``: operators filter the log by it."""
     seats: list[Participant | None] = field(default_factory=lambda: [None, None])
     kibitzers: list[Participant] = field(default_factory=list)

@@ -31,49 +31,14 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
 from velhanet.bots.gobang import GobangBot
 from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
-from velhanet.games.kinarow import KInARowRules, Place, gobangRules, winningLine
+from velhanet.games.kinarow import KInARowState, Place
+from velhanet.gobang.screen import COLOURS, gameName, renderBoard, rulesFor, runCommand
 from velhanet.gobang.wire import ClientOp, ServerOp, ServerWord
 from velhanet.indexedmachine import indexed
 
 ANSWER_TIMEOUT = 5.0
 SERVER = "server"
 """The peer a client traces: it has only one."""
-SYMBOLS = ("X", "O")
-COLOURS = ("black", "white")
-LEGEND = "X = black, O = white"
-
-
-def renderBoard(size: int, stones: dict[tuple[int, int], int]) -> str:
-    """x = column 1..size left to right, y = row 1..size top to bottom; black X, white O (the legend
-    ends the header line)."""
-    width = 3 if size >= 10 else 2
-    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1)) + f"   {LEGEND}"]
-    for y in range(1, size + 1):
-        cells = "".join(f"{SYMBOLS[stones[(x, y)]] if (x, y) in stones else '.':>{width}}" for x in range(1, size + 1))
-        lines.append(f"{y:>3}{cells}")
-    return "\n".join(lines)
-
-
-def rulesFor(size: int) -> KInARowRules:
-    """Tic-tac-toe on 3x3 (the server's --game tictactoe), else gobang."""
-    return KInARowRules("tictactoe", 3, 3, 3) if size == 3 else gobangRules(size)
-
-
-def gameName(size: int) -> str:
-    return "tic-tac-toe" if size == 3 else "gobang"
-
-
-def hasLine(size: int, stones: dict[tuple[int, int], int], colour: int) -> bool:
-    """Does ``colour`` have a winning line on the board (five or more; three in tic-tac-toe)?"""
-    rules = rulesFor(size)
-    cells = bytearray(size * size)
-    for (x, y), owner in stones.items():
-        cells[(y - 1) * size + x - 1] = owner + 1
-    return any(
-        winningLine(cells, size, size, rules.k, x - 1, y - 1) for (x, y), owner in stones.items() if owner == colour
-    )
-
-
 class Session(typing.Protocol):
     """The inputs: the server's words, what the player typed (or the bot chose), and the machine's own."""
 
@@ -179,15 +144,17 @@ class SessionCore:
         self.lastMove = (x, y)
         self.sendWord(ClientOp.MOVE, x, y)
 
+    def position(self) -> KInARowState:
+        """The stones the server announced as a position of the game's rules (who is to move: ``turn``)."""
+        return rulesFor(self.size).position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], self.turn)
+
     def botChoice(self) -> tuple[int, int]:
         """The bot's move, 1-based; 0 0 passes (also when it cannot choose: the server decides what is legal)."""
         assert self.bot is not None
-        rules = rulesFor(self.size)
         seed = self.bot.randrange(1 << 30)
         bot = PerfectBot(seed) if self.size * self.size <= SEARCH_LIMIT else GobangBot(seed)
         try:
-            state = rules.position([(x - 1, y - 1, c) for (x, y), c in self.stones.items()], toMove=self.turn)
-            move = bot.chooseMove(state)
+            move = bot.chooseMove(self.position())
         except Exception as error:  # never fall silent
             self.tell(f"The bot cannot choose a move ({error}); passing.")
             return 0, 0
@@ -212,33 +179,6 @@ def ask(inputs: Session, core: SessionCore) -> Asked:
         return Asked(core.clock.callLater(core.botDelay, inputs._botMove))
     core.tell("Your move (x y, pass, resign):" if core.allowPass() else "Your move (x y, resign):")
     return Asked(None)
-
-
-def runCommand(inputs: Session, core: SessionCore, line: str) -> None:
-    """One line the player typed: checked against the board, then an input of the machine."""
-    words = line.split()
-    if not words:
-        return
-    if words[0] in ("quit", "exit"):
-        inputs.signoff()
-    elif words[0] == "pass":
-        if core.allowPass():
-            inputs.place(0, 0)
-        else:
-            inputs.mistyped(f"Passing is not allowed in {gameName(core.size)}; type 'x y' or 'resign'.")
-    elif words[0] == "resign":
-        inputs.resign()
-    elif len(words) == 2 and all(w.isdigit() for w in words):
-        x, y = int(words[0]), int(words[1])
-        if not (1 <= x <= core.size and 1 <= y <= core.size):
-            inputs.mistyped(f"x and y go from 1 to {core.size}.")
-        elif (x, y) in core.stones:
-            inputs.mistyped("That point is taken.")
-        else:
-            inputs.place(x, y)
-    else:
-        passing = " or 'pass'," if core.allowPass() else ""
-        inputs.mistyped(f"Type two numbers 'x y',{passing} or 'resign'.")
 
 
 # -- the server's words, as every state before the end hears them -----------------------
@@ -340,7 +280,7 @@ def gameOver(core: SessionCore, opcode: int, resigned: bool) -> None:
         winner = opcode - ServerOp.BLACK_WINS
         if resigned:
             text = f"You resigned. {text}"
-        elif core.size and not hasLine(core.size, core.stones, winner):  # no line: the loser resigned
+        elif core.size and not core.position().hasLine(winner):  # no line: the loser resigned
             text = f"{COLOURS[1 - winner].capitalize()} resigned. {text}"
     core.tell(text)
     core.say("Game over!")

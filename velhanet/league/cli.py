@@ -30,8 +30,7 @@ from typing import Any
 from velhanet.cluster.workers import connect
 from velhanet.league.config import LeagueError, discoverPlayers, loadLeague
 from velhanet.league.store import Store, asDict
-from velhanet.sandbox import SandboxUnavailable, addSandboxArguments, settingsFrom
-from velhanet.sandbox.bench import probeBubblewrap
+from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.startup import ArgumentParser
 
 
@@ -97,12 +96,8 @@ def run(arguments: argparse.Namespace) -> int:
     league = loadLeague(Path(arguments.league))
     players = discoverPlayers(league, say=lambda line: print(f"velhanet-league: {line}", flush=True))
     settings = settingsFrom(arguments)
-    if settings.mode != "off":
-        availability = probeBubblewrap()
-        if not availability.works:
-            if settings.mode == "on":
-                raise SandboxUnavailable(f"--sandbox on: {availability.problem}")
-            print(f"velhanet-league: warning: players run without a sandbox: {availability.problem}", file=sys.stderr)
+    # Here only to say it before any cluster starts: the games' processes each make their own (task.py).
+    Sandbox.forCommand(settings, say=lambda line: print(f"velhanet-league: {line}", file=sys.stderr))
     store = Store(league.databasePath)
     for name in store.addPlayers(players):
         print(f"velhanet-league: {name} has a new version ({next(p.version for p in players if p.name == name)})")

@@ -33,9 +33,9 @@ from xml.etree.ElementTree import Element
 from twisted.internet import task
 from twisted.internet.defer import Deferred, ensureDeferred
 
-from velhanet.sandbox.bench import enterBench
 from velhanet.sandbox.limits import ProgramLimits, SandboxSettings
 from velhanet.sandbox.sandbox import Sandbox
+from velhanet.sandbox.userns import enterUserNamespace
 from velhanet.socha.matchgame import GameSetup, ObservingAdmin, playGame
 from velhanet.socha.matchoptions import MatchSettings
 from velhanet.socha.protocol import SochaFactory
@@ -199,7 +199,7 @@ def main() -> None:
         return
     spec = json.loads(text)
     if spec["sandbox"] != "off":
-        enterBench()  # before the reactor starts a thread
+        enterUserNamespace()  # before the reactor starts a thread
 
     def say(kind: str, payload: dict[str, Any]) -> None:
         print("EVENT " + json.dumps({"event": kind, **payload}), flush=True)

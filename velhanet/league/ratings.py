@@ -30,7 +30,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-Z95 = 1.959963984540054
+from velhanet.socha.matchstats import Z95
+
 ELO_PER_NATURAL = 400.0 / math.log(10.0)
 CLIP = 800.0
 """Ratings are kept within ±800 of the mean: a player who won (or lost) everything has no finite maximum."""

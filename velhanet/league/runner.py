@@ -235,11 +235,11 @@ class Run:
             log = self.league.logs / f"game-{gameId:05d}.xml"
             log.write_text(result["xml"], encoding="utf-8")
             outcome = dataclasses.replace(outcome, log=str(log))
-        self.onFinished(gameId, result)
         if self.store.finish(gameId, outcome, game.a.name):
             self.finished += 1
             self.report.played += 1
             self.report.voids += outcome.void
+        self.onFinished(gameId, result)  # recorded: the site's standings count it
 
     def sprtDecided(self) -> bool:
         sprt = self.league.sprt

@@ -20,9 +20,9 @@ alone over the database of a league that is over (``standings --web``):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.task import LoopingCall
@@ -31,7 +31,7 @@ from twisted.web.server import Request, Site
 from twisted.web.util import Redirect
 
 from velhanet.league.config import League, Player
-from velhanet.league.standings import asJson, standingsOf
+from velhanet.league.standings import Standings, asJson, standingsOf
 from velhanet.league.standingspage import gamesPage, standingsPage
 from velhanet.league.store import Store, asDict
 from velhanet.league.task import LIVE
@@ -41,7 +41,6 @@ from velhanet.web.hub import GameHub, GameRecord
 from velhanet.web.site import CONTENT_SECURITY_POLICY, Root, webEndpoint
 
 RESCAN = 2.0
-Read = TypeVar("Read")
 
 
 class LeagueReplays(ReplayLibrary):
@@ -92,17 +91,37 @@ class LeagueGames:
         hubId = self.replays.byLog.get(Path(row["log"]).name) if row["log"] else None
         return None if hubId is None else (f"/game/{hubId}", "replay")
 
-    def shown(self, store: Store) -> list[dict[str, Any]]:
+    def shown(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows ``/games`` lists: every game finished, and every one being played."""
-        return [asDict(row) for row in store.games() if row["state"] != "scheduled" or row["id"] in self.live]
+        return [row for row in rows if row["state"] != "scheduled" or row["id"] in self.live]
 
 
-def _read(league: League, reader: Callable[[Store], Read]) -> Read:
-    store = Store(league.databasePath)  # a connection of this thread's own, for one request
-    try:
-        return reader(store)
-    finally:
-        store.close()
+class StandingsCache:
+    """The standings and every game's row, computed where the database is written: once when the site starts,
+    then in the run's thread each time a game is recorded (L{refresh}). A request reads the last value: it
+    never opens the database nor fits the ratings on the reactor's thread, whatever the league's size."""
+
+    def __init__(self, league: League, players: Sequence[Player]) -> None:
+        self.league, self.players = league, players
+        self.current: tuple[Standings, list[dict[str, Any]]] = self._compute()
+
+    def _compute(self) -> tuple[Standings, list[dict[str, Any]]]:
+        store = Store(self.league.databasePath)  # this thread's own connection
+        try:
+            return standingsOf(store, self.players), [asDict(row) for row in store.games()]
+        finally:
+            store.close()
+
+    def refresh(self) -> None:
+        self.current = self._compute()  # one reference replaced: a page reads the old or the new, whole
+
+    @property
+    def table(self) -> Standings:
+        return self.current[0]
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return self.current[1]
 
 
 def _served(request: Request, page: str | bytes) -> bytes:
@@ -116,26 +135,26 @@ def _served(request: Request, page: str | bytes) -> bytes:
 class StandingsJson(Resource):
     isLeaf = True
 
-    def __init__(self, league: League, players: Sequence[Player]) -> None:
+    def __init__(self, cache: StandingsCache) -> None:
         super().__init__()
-        self.league, self.players = league, players
+        self.cache = cache
 
     def render_GET(self, request: Request) -> bytes:
         request.setHeader(b"content-type", b"application/json")
-        return asJson(_read(self.league, lambda store: standingsOf(store, self.players))).encode()
+        return asJson(self.cache.table).encode()
 
 
 class GamesPage(Resource):
     isLeaf = True
 
-    def __init__(self, league: League, games: LeagueGames, running: bool) -> None:
+    def __init__(self, league: League, cache: StandingsCache, games: LeagueGames, running: bool) -> None:
         super().__init__()
-        self.league, self.games, self.running = league, games, running
+        self.league, self.cache, self.games, self.running = league, cache, games, running
 
     def render_GET(self, request: Request) -> bytes:
         named = (request.args or {}).get(b"player", [])
         player = named[0].decode("utf-8", "replace") if named else None
-        rows = _read(self.league, self.games.shown)
+        rows = self.games.shown(self.cache.rows)
         return _served(request, gamesPage(self.league.name, rows, player, self.games.watch, self.running))
 
 
@@ -156,24 +175,23 @@ class LeagueRoot(Root):
     """The spectators' site with the standings at ``/``: a class looks at the table first, the games from it."""
 
     def __init__(
-        self, hub: GameHub, league: League, players: Sequence[Player], games: LeagueGames, running: bool = True
+        self, hub: GameHub, league: League, cache: StandingsCache, games: LeagueGames, running: bool = True
     ) -> None:
         super().__init__(hub)
-        self.league, self.players, self.running = league, players, running
+        self.league, self.cache, self.running = league, cache, running
         self.putChild(b"standings", Redirect(b"/"))
-        self.putChild(b"standings.json", StandingsJson(league, players))
-        self.putChild(b"games", GamesPage(league, games, running))
+        self.putChild(b"standings.json", StandingsJson(cache))
+        self.putChild(b"games", GamesPage(league, cache, games, running))
         self.putChild(b"live", LivePage(self.page))
 
     def render_GET(self, request: Request) -> bytes:
-        table = _read(self.league, lambda store: standingsOf(store, self.players))
-        return _served(request, standingsPage(self.league.name, table, self.running))
+        return _served(request, standingsPage(self.league.name, self.cache.table, self.running))
 
 
 def leagueSite(
-    hub: GameHub, league: League, players: Sequence[Player], games: LeagueGames, running: bool = True
+    hub: GameHub, league: League, cache: StandingsCache, games: LeagueGames, running: bool = True
 ) -> Site:
-    site = Site(LeagueRoot(hub, league, players, games, running))
+    site = Site(LeagueRoot(hub, league, cache, games, running))
     site.displayTracebacks = False
     return site
 
@@ -196,7 +214,8 @@ class LeagueSite:
         league.logs.mkdir(parents=True, exist_ok=True)
         self.games = LeagueGames(self.hub, league.logs)
         self.library = self.games.replays
-        site = leagueSite(self.hub, league, players, self.games, running)
+        self.standings = StandingsCache(league, players)
+        site = leagueSite(self.hub, league, self.standings, self.games, running)
         description = webEndpoint(endpoint)
         listening = threading.Event()
         failure: list[BaseException] = []
@@ -237,7 +256,9 @@ class LeagueSite:
         self.games.event(event)
 
     def finished(self, gameId: int, result: dict[str, Any]) -> None:
-        """A game was recorded (from the run's thread): its log appears at the next rescan."""
+        """A game was recorded (in the run's thread): the standings computed again here; its log appears at
+        the next rescan."""
+        self.standings.refresh()
 
     def serveUntilInterrupted(self) -> None:
         """``standings --web``: serve until Ctrl-C (a SIGINT the shell left ignored never comes: kill ends it)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from velhanet.league.config import Player
+from velhanet.league.config import LeagueError, Player
 from velhanet.league.schedule import Scheduled
 
 SCHEMA = """
@@ -36,6 +36,30 @@ CREATE TABLE IF NOT EXISTS games (
     notes TEXT, log TEXT, finished REAL,
     UNIQUE (a, a_version, b, b_version, pair, side));
 """
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of a database this velhanet writes; 0: made before the schema had a version."""
+LATER_COLUMNS = {
+    "replays": "INTEGER NOT NULL DEFAULT 0",
+    "replayed_because": "TEXT",
+    "notes": "TEXT",
+    "log": "TEXT",
+}
+"""The games' columns added after the first leagues were played: a database from then gets them (version 1)."""
+
+
+class StoreError(LeagueError):
+    """The database cannot be used by this velhanet: the line says why."""
+
+
+def _toVersion1(db: sqlite3.Connection) -> None:
+    present = {row[1] for row in db.execute("PRAGMA table_info(games)")}
+    for column, kind in LATER_COLUMNS.items():
+        if column not in present:
+            db.execute(f"ALTER TABLE games ADD COLUMN {column} {kind}")
+
+
+MIGRATIONS = {1: _toVersion1}
+"""Each schema version's step from the one before, applied in order when an older database is opened."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +85,22 @@ class Store:
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(SCHEMA)
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            self.db.close()
+            raise StoreError(f"{path} was written by a newer velhanet (schema {version}, this one {SCHEMA_VERSION})")
+        self.db.executescript(SCHEMA)  # a new database gets today's tables; an old one keeps its own
+        if version < SCHEMA_VERSION:
+            self.db.execute("BEGIN IMMEDIATE")  # one opener migrates; another waits, then finds it done
+            try:
+                version = self.db.execute("PRAGMA user_version").fetchone()[0]
+                for step in range(version + 1, SCHEMA_VERSION + 1):
+                    MIGRATIONS[step](self.db)  # each step idempotent: a new database passes through them too
+                self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
 
     def close(self) -> None:
         self.db.close()

@@ -20,7 +20,7 @@ import json
 import subprocess
 import sys
 import threading
-from typing import Any
+from typing import IO, Any
 
 from velhanet.cluster.archive import unpacked
 from velhanet.cluster.workers import dieWithParent, refuseOtherVersions
@@ -48,19 +48,39 @@ def playGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expected:
     child.stdin.close()
     with _sparesLock:
         _spares.append(_startGameProcess())  # the next game's, ready when it comes
+    errors = _StreamTail(child.stderr)  # read beside stdout: a child that writes much there never waits on it
     outcome: dict[str, Any] | None = None
     for line in child.stdout:
         if line.startswith("RESULT "):
             outcome = json.loads(line[7:])
         elif line.startswith("EVENT ") and publish is not None:
             publish(json.loads(line[6:]))
-    errors = child.stderr.read() if child.stderr is not None else ""
     status = child.wait()
     if outcome is None:
-        said = errors.strip().splitlines()
+        said = errors.text().strip().splitlines()
         raise RuntimeError(f"the game process ended with status {status} without a result: {said[-1] if said else ''}")
     outcome["worker"] = address
     return outcome
+
+
+class _StreamTail:
+    """The last L{KEEP} characters of a child's stream, read by a thread of its own until the stream ends."""
+
+    KEEP = 65536
+
+    def __init__(self, stream: IO[str] | None) -> None:
+        self.kept = ""
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[str] | None) -> None:
+        if stream is not None:
+            for chunk in iter(lambda: stream.read(4096), ""):
+                self.kept = (self.kept + chunk)[-self.KEEP :]
+
+    def text(self) -> str:
+        self.thread.join()
+        return self.kept
 
 
 def _startGameProcess() -> subprocess.Popen[str]:

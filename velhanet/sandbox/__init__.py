@@ -12,7 +12,8 @@ and output (``cgroups.py`` where the machine gives control groups,
 limit is stopped and loses with a cause a student can act on
 (``verdict.py``). ``sandbox.py`` holds a command's settings; ``program.py``
 runs a program from a Twisted reactor, ``blocking.py`` from plain code;
-``bench.py`` says whether bwrap works here. Only ``program.py`` needs Twisted.
+``availability.py`` says whether bwrap works here; ``userns.py`` gives an ordinary user
+the privileges to set a sandbox up. Only ``program.py`` needs Twisted.
 """
 
 from velhanet.sandbox.limits import ProgramLimits, SandboxSettings, addSandboxArguments, settingsFrom

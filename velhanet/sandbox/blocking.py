@@ -8,7 +8,7 @@ needs to reach the program inside its sandbox:
 
 - L{BlockingProgram.network}: the calling thread joins the program's
   network namespace for the checks and comes back after (real root, or an
-  ordinary user after ``bench.enterBench(privateNetwork=True)``);
+  ordinary user after ``userns.enterUserNamespace(privateNetwork=True)``);
 - L{BlockingProgram.inPidNamespace}: a command prefix that starts a helper
   (a Gobang client agent) inside the program's PID namespace, so that the
   process ids the protocol carries mean the same on both sides;

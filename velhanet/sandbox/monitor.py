@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,6 @@ DISK_SLACK = 64 * 1024
 """A tmpfs this close to its size is full (the last writes were refused)."""
 DNS_PORT = 53
 TICKS = os.sysconf("SC_CLK_TCK")
-SIGXCPU, SIGXFSZ = 24, 25
 
 
 def enforcementOf(group: ControlGroup | None, limits: ProgramLimits) -> str:
@@ -220,11 +220,11 @@ class Supervision:
                 self.breaks(PROCESSES)
         if copyFailed:
             self.breaks(FOLDER)
-        elif status == 128 + SIGXCPU or (
+        elif status == 128 + signal.SIGXCPU or (
             self.group is None and status == 137 and self.cpuSeconds >= self.limits.cpu - 1
         ):
             self.breaks(CPU)
-        elif status == 128 + SIGXFSZ:
+        elif status == 128 + signal.SIGXFSZ:
             self.breaks(DISK)
         elif self.group is None and status not in (0, None) and saidOutOfMemory(tail):
             self.breaks(MEMORY)

@@ -18,7 +18,7 @@ thread only, and an ordinary user could not bring a thread back):
    for velhanet to serve (the game's server, or a relay to it).
 
 Needs ``CAP_NET_ADMIN``/``CAP_NET_RAW`` over the namespace: real root, or an
-ordinary user inside the user namespace of ``bench.enterBench``.
+ordinary user inside the user namespace of ``userns.enterUserNamespace``.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 
 def loopbackUp() -> None:
-    """In the current thread's namespace: ``lo`` up (a namespace velhanet made itself: ``bench``)."""
+    """In the current thread's namespace: ``lo`` up (a namespace velhanet made itself: ``userns``)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         request = struct.pack("16sH14x", b"lo", 0)
         flags = struct.unpack_from("16sH", fcntl.ioctl(probe, SIOCGIFFLAGS, request))[1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from velhanet.sandbox.bench import Availability, probeBubblewrap
+from velhanet.sandbox.availability import Availability, probeBubblewrap
 from velhanet.sandbox.cgroups import ControlGroup
 from velhanet.sandbox.jail import Jail
 from velhanet.sandbox.limits import SandboxSettings

@@ -23,7 +23,7 @@ from xml.etree.ElementTree import Element
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from velhanet.limits import AddressBuckets
+from velhanet.clientlimits import AddressBuckets
 from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
 from velhanet.socha.room import Participant, Room, RoomCore, openRoom
 from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag

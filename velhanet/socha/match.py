@@ -38,7 +38,7 @@ from typing import Any
 from twisted.internet.defer import DeferredList, ensureDeferred
 
 from velhanet.sandbox import Sandbox, SandboxUnavailable, settingsFrom
-from velhanet.sandbox.bench import enterBench
+from velhanet.sandbox.userns import enterUserNamespace
 from velhanet.socha.adminprotocol import AdminError
 from velhanet.socha.matchgame import GameSetup, ObservingAdmin, playGame
 from velhanet.socha.matchoptions import MatchSettings, matchParser, parseArguments, serverCommand, settingsOf
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
 
     arguments = parseArguments(sys.argv[1:] if argv is None else argv)
     if arguments.sandbox != "off":
-        enterBench()  # before the reactor starts a thread: an ordinary user's sandboxes need it
+        enterUserNamespace()  # before the reactor starts a thread: an ordinary user's sandboxes need it
     react(lambda reactor: ensureDeferred(run(reactor, arguments)))
 
 

@@ -50,7 +50,7 @@ from velhanet.games.piranhas import TEAM_NAMES
 from velhanet.games.piranhasnotation import moveNotation
 from velhanet.indexedmachine import indexed
 from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
-from velhanet.socha.wire import LEFT_THE_GAME, Verdict, echo, errorPacket, resultData, tag
+from velhanet.socha.wire import LEFT_THE_GAME, RoomResult, echo, errorPacket, resultData, tag
 from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 PACKET_GAP = 0.05
@@ -175,7 +175,7 @@ class RoomCore:
 
     # -- ending --------------------------------------------------------------------
 
-    def finish(self, verdict: Verdict) -> None:
+    def finish(self, verdict: RoomResult) -> None:
         """Send the result and ``<left/>`` to all; free the room."""
         names = (self.slots[0].displayName, self.slots[1].displayName)
         self.toPlayers(resultData(self.gameType.fragments, names, TEAM_NAMES, verdict))
@@ -188,10 +188,10 @@ class RoomCore:
         """The game ended by its rules."""
         winner = end.winner
         text = end.reason % self.slots[winner].name() if winner is not None and "%s" in end.reason else end.reason
-        self.finish(Verdict(winner, True, text, end.swarms))
+        self.finish(RoomResult(winner, True, text, end.swarms))
 
     def violation(self, team: int, what: str) -> None:
-        self.finish(Verdict(1 - team, False, f"{self.slots[team].name()} {what}", self.parts(), violator=team))
+        self.finish(RoomResult(1 - team, False, f"{self.slots[team].name()} {what}", self.parts(), violator=team))
 
     def unrequested(self, client: Participant) -> None:
         """A move nobody asked for: a process violation of its sender."""
@@ -206,7 +206,7 @@ class RoomCore:
         self.violation(team, LEFT_THE_GAME)
 
     def cancelled(self, reason: str) -> None:
-        self.finish(Verdict(None, False, reason, self.parts()))
+        self.finish(RoomResult(None, False, reason, self.parts()))
 
     def parts(self) -> tuple[int, int]:
         return self.game.parts() if self.game is not None else (0, 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from twisted.python import usage
 
-from velhanet.limits import LimitOptions
+from velhanet.clientlimits import LimitOptions
 from velhanet.socha.lobby import SochaLimits
 from velhanet.socha.service import makeService
 from velhanet.startup import ShortUsage

@@ -238,7 +238,7 @@ LEFT_THE_GAME = "hat das Spiel verlassen."
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RoomResult:
     """How a room's game ended, before it is written as ``<data class="result">``."""
 
     winner: int | None
@@ -261,7 +261,7 @@ class Verdict:
 
 
 def resultData(
-    fragments: tuple[tuple[str, str], ...], displayNames: tuple[str, str], teams: tuple[str, str], verdict: Verdict
+    fragments: tuple[tuple[str, str], ...], displayNames: tuple[str, str], teams: tuple[str, str], verdict: RoomResult
 ) -> Element:
     """``<data class="result">``: the score definition, each player's parts, the winner.
 

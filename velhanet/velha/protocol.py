@@ -21,7 +21,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from velhanet.limits import AddressBuckets
+from velhanet.clientlimits import AddressBuckets
 from velhanet.sendnow import noDelay
 from velhanet.tracing import IN, OUT, Tracer, noTrace
 from velhanet.velha import wire

@@ -206,7 +206,7 @@ class MatchCore:
     clock: IReactorTime
     settings: MatchSettings = field(default_factory=MatchSettings)
     random: random.Random = field(default_factory=random.Random)
-    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.velha.match"))
+    log: Logger = field(default_factory=lambda: Logger(namespace="velhanet.velha.room"))
     series: Series = field(default_factory=Series)
 
     def newGame(self, iStart: bool) -> None:

@@ -15,6 +15,7 @@ came (the position is unknown from there), and the PGN stops before it.
 from __future__ import annotations
 
 import datetime
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -25,11 +26,17 @@ from velhanet.watching import Score
 if TYPE_CHECKING:
     import chess
 
-    from velhanet.web.hub import Move
 
 def numbered(index: int, text: str) -> str:
     """Half-move ``index`` (0: White's first) as the page lists it: ``1. e4`` for White, ``e5`` for Black."""
     return f"{index // 2 + 1}. {text}" if index % 2 == 0 else text
+
+
+class PlayedMove(typing.Protocol):
+    """A move as the hub keeps it (``hub.Move``): its text as it came, and its time if known."""
+
+    text: str
+    seconds: float | None
 
 
 @dataclass
@@ -42,7 +49,7 @@ class SanList:
     illegal: int | None = None
     """The index of the first move that was not legal (``--no-validate``): shown as it came, and all after it."""
 
-    def follow(self, moves: Sequence[Move]) -> list[str]:
+    def follow(self, moves: Sequence[PlayedMove]) -> list[str]:
         """Translate the moves not translated yet; every move's text as the page lists it."""
         for move in moves[len(self.shown) :]:
             text = move.text
