@@ -53,6 +53,7 @@ from benchmarks.soak_load import (
     SochaLoad,
     SpectatorLoad,
     VelhaLoad,
+    freeUdpPort,
     sleep,
 )
 
@@ -130,20 +131,6 @@ async def startService(reactor: Any, name: str, work: Path, sochaGame: str) -> t
     await until(reactor, lambda: inviter.peer.roster.get("Soak") is not None, 30, "the soaked velha peer")
     load = VelhaLoad(reactor, inviter.peer, "Soak", (VELHA_SOAKED, port), VELHA_STORM)
     return server, load, inviter
-
-
-def freeUdpPort(*addresses: str) -> int:
-    """A UDP port free on every one of ``addresses`` (JogoVelha peers send to the port they listen on)."""
-    for _ in range(100):
-        port = freePort()
-        try:
-            for address in addresses:
-                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-                    probe.bind((address, port))
-        except OSError:
-            continue
-        return port
-    raise SystemExit("soak: no UDP port free on " + ", ".join(addresses))
 
 
 async def soak(reactor: Any, name: str, arguments: argparse.Namespace, out: Any) -> list[Reading]:

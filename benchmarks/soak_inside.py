@@ -43,6 +43,7 @@ from benchmarks.soak_load import (
     SochaLoad,
     SpectatorLoad,
     VelhaLoad,
+    freeUdpPort,
     sleep,
 )
 from velhanet.sandbox.monitor import treeSchedule
@@ -154,8 +155,6 @@ async def startInside(
         fifos.mkdir()
         service = started(reactor, "gobang-server", "--fifo-dir", str(fifos))
         return GobangLoad(reactor, str(fifos), os.getpid()), [service.stopService]
-    from benchmarks.soak import freeUdpPort
-
     port = freeUdpPort(VELHA_SOAKED, VELHA_INVITER)
     soaked = started(
         reactor,

@@ -40,6 +40,7 @@ from twisted.python.failure import Failure
 
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
 from velhanet.gobang.wire import ClientOp, ClientWord, byteOrder, encodeClient
+from velhanet.listening import freePort
 from velhanet.socha.player import BotPlayer
 from velhanet.socha.wire import XmlStreamReader
 from velhanet.velha import wire as velhaWire
@@ -679,3 +680,17 @@ class GobangLoad:
             played = GAMES_PLAYED.search(black.output)  # every game has one black player
             count.games += int(played.group(1)) if played else 0
         return count
+
+
+def freeUdpPort(*addresses: str) -> int:
+    """A UDP port free on every one of ``addresses`` (JogoVelha peers send to the port they listen on)."""
+    for _ in range(100):
+        port = freePort()
+        try:
+            for address in addresses:
+                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                    probe.bind((address, port))
+        except OSError:
+            continue
+        return port
+    raise SystemExit("soak: no UDP port free on " + ", ".join(addresses))
