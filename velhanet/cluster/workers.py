@@ -6,6 +6,8 @@ import ctypes
 import hashlib
 import logging
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,18 @@ def workerAddress() -> str:
 def dieWithParent() -> None:
     """For ``preexec_fn``: the task's process dies with the worker (and its sandboxes with it)."""
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def taskProcess(module: str) -> subprocess.Popen[str]:
+    """``python -m module`` for a task, its three streams piped (text), dying with the worker thread that starts it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", module],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=dieWithParent,
+    )
 
 
 def holding(archive: bytes) -> bytes:

@@ -14,13 +14,11 @@ the one recorded.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from typing import Any
 
 from velhanet.cluster.archive import unpacked
-from velhanet.cluster.workers import dieWithParent, refuseOtherVersions
+from velhanet.cluster.workers import refuseOtherVersions, taskProcess
 
 
 def gradeSubmission(spec: dict[str, Any], archive: bytes, expected: str) -> dict[str, Any]:
@@ -28,14 +26,7 @@ def gradeSubmission(spec: dict[str, Any], archive: bytes, expected: str) -> dict
     address = refuseOtherVersions(expected)
     spec = {**spec, "folder": str(unpacked(spec["version"], archive))}
     began = time.time()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "velhanet.conformance.gradeone"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=dieWithParent,
-    )
+    child = taskProcess("velhanet.conformance.gradeone")
     stdout, stderr = child.communicate(json.dumps(spec))
     for line in stdout.splitlines():
         if line.startswith("RESULT "):

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from typing import IO, Any
 
 from velhanet.cluster.archive import unpacked
-from velhanet.cluster.workers import dieWithParent, refuseOtherVersions
+from velhanet.cluster.workers import refuseOtherVersions, taskProcess
 
 LIVE = "velhanet-league-live"
 """The Dask topic of the games' live events."""
@@ -84,14 +83,7 @@ class _StreamTail:
 
 
 def _startGameProcess() -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "velhanet.league.game"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=dieWithParent,
-    )
+    return taskProcess("velhanet.league.game")
 
 
 def _gameProcess() -> subprocess.Popen[str]:
