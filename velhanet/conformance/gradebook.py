@@ -68,7 +68,7 @@ class ClassLine:
         submission = self.submission
         if not submission.version:
             return "-"
-        return f"{'git' if submission.source == 'git' else 'dir'} {submission.version[:12]}"
+        return f"{'git' if submission.source == 'git' else 'dir'} {submission.version[:8]}"
 
     def score(self) -> float:
         """Percent of the rules that ran and did not FAIL (0 when nothing could be tested)."""
