@@ -272,6 +272,20 @@ class ConversationTests(SynchronousTestCase):
         self.assertEqual(program.tail, b"hello\n")
 
 
+class LastAttemptTests(SynchronousTestCase):
+    def test_anAttemptJustBeforeTheEndIsInTheVerdict(self) -> None:
+        """A program that tries a forbidden address and exits before the next look is told so all the same."""
+        watch, kernel = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(watch.close)
+        self.addCleanup(kernel.close)
+        watch.setblocking(False)
+        kernel.send(ipv4("198.18.0.9", 6, tcp(80, network.SYN)))
+        supervision = Supervision(ProgramLimits(), None, [])
+        supervision.pid, supervision.watch = os.getpid(), watch
+        verdict = supervision.verdict(1)
+        self.assertEqual(verdict.cause, "killed: connect to 198.18.0.9:80 refused: only the game's server is reachable")
+
+
 class ForbiddenPacketTests(SynchronousTestCase):
     """Only what the program itself sent out of loopback passes the filter, and is named."""
 

@@ -210,7 +210,12 @@ class Supervision:
         tail: bytes = b"",
         stoppedByVelhanet: bool = False,
     ) -> Verdict:
-        """How the program ended: ``status`` as the supervisor saw it, or None when it was stopped."""
+        """How the program ended: ``status`` as the supervisor saw it, or None when it was stopped.
+
+        What it tried to reach just before it ended is still queued on the watch: read now, or a program that
+        tries a forbidden address and exits at once would be told so only when a look came in time."""
+        if self.pid is not None:
+            self._readPackets()
         if self.group is not None:
             usage = self.group.usage()
             self.cpuSeconds, self.memoryPeak = usage.cpuSeconds, max(self.memoryPeak, usage.memoryPeak)
