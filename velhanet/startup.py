@@ -17,6 +17,9 @@ a usage error printed the whole help before the one line that mattered. Here:
 - L{ListeningService}: a stream endpoint service that listens at once and
   reports a port it cannot have.
 - L{ArgumentParser}: the clients' argparse with the same short usage errors.
+
+Both take ``--language pt|es|de|en`` (L{velhanet.i18n}): it is read before the
+rest of the command line, so that even a usage error speaks it.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from twisted.internet.interfaces import IListeningPort, IProtocolFactory
 from twisted.logger import Logger
 from twisted.python import usage
 
+from velhanet import i18n
+from velhanet.i18n import _
 from velhanet.listening import withBacklog
 
 
@@ -42,7 +47,7 @@ class CannotStart(Exception):
 
 
 def usageHint(command: str) -> str:
-    return f"Try '{command} --help' for the options."
+    return _("Try '{command} --help' for the options.").format(command=command)
 
 
 class ShortUsage(usage.Options):
@@ -54,9 +59,18 @@ class ShortUsage(usage.Options):
     tests), the options raise ``UsageError`` as before.
     """
 
+    optParameters: list[Any] = [["language", None, None, i18n.LANGUAGE_HELP]]
+
     def parseOptions(self, options: Any = None) -> None:
+        arguments = sys.argv[1:] if options is None else options
+        i18n.use(i18n.languageFromArguments(arguments))
         try:
             super().parseOptions(options)
+            if self["language"] is not None:
+                try:
+                    self["language"] = i18n.checkLanguage(self["language"])
+                except ValueError as error:
+                    raise usage.UsageError(str(error)) from None
         except usage.UsageError as error:
             if self.parent is None:
                 raise
@@ -81,7 +95,7 @@ def twistdLog(twistd: Any) -> str:
         return "syslog"
     logFile = twistd.get("logfile")
     if logFile == "-" or (twistd["nodaemon"] and not logFile):
-        return "standard output"
+        return _("standard output")
     return os.path.abspath(logFile or "twistd.log")
 
 
@@ -97,14 +111,16 @@ class StartupReport:
     def __init__(self, options: Any, reactor: Any, log: str | None = None) -> None:
         twistd = twistdOptions(options)
         self.program = f"twistd {twistd.subCommand}" if twistd is not None else "velhanet"
-        self.where = log or (twistdLog(twistd) if twistd is not None else "standard output")
+        self.where = log or (twistdLog(twistd) if twistd is not None else _("standard output"))
         self.terminal: int | None = None
         if daemonizing(options):
             self.terminal = os.dup(2)  # twistd points 2 at /dev/null in the daemon
             reactor.callWhenRunning(self.started)
 
     def line(self, reason: str) -> str:
-        return f"{self.program}: not started: {reason}; the log is {self.where}"
+        return _("{program}: not started: {reason}; the log is {where}").format(
+            program=self.program, reason=reason, where=self.where
+        )
 
     def cannotStart(self, reason: str) -> NoReturn:
         """Say ``reason`` everywhere it should be seen, then raise L{CannotStart} for twistd."""
@@ -155,7 +171,9 @@ class ListeningService(StreamServerEndpointService):
         try:
             super().privilegedStartService()
         except CannotListenError as error:
-            self.report.cannotStart(f"cannot listen on {self.description} ({listenReason(error)})")
+            self.report.cannotStart(
+                _("cannot listen on {address} ({reason})").format(address=self.description, reason=listenReason(error))
+            )
         if self._waitingForPort is not None:
             self._waitingForPort.addCallback(self._listening)
 
@@ -164,8 +182,45 @@ class ListeningService(StreamServerEndpointService):
         return port
 
 
+def languageArgument(value: str) -> str:
+    try:
+        return i18n.checkLanguage(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse whose usage errors are the error and a hint, without the synopsis first; exit status 2."""
+    """argparse whose usage errors are the error and a hint, without the synopsis first; exit status 2.
+
+    Every parser takes ``--language`` (a subcommand's too: ``velhanet-league run
+    --language de``); the language is set from the command line before it is
+    parsed, so L{parse_args} speaks it from its first error on.
+    """
+
+    def __init__(self, *arguments: Any, **options: Any) -> None:
+        super().__init__(*arguments, **options)
+        self.add_argument("--language", type=languageArgument, default=argparse.SUPPRESS, help=i18n.LANGUAGE_HELP)
+
+    isSubcommand = False
+    """A subcommand's parser sees only its part of the command line: it keeps the language its command chose."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        chosen = i18n.languageFromArguments(sys.argv[1:] if args is None else list(args))
+        if chosen is not None or not self.isSubcommand:
+            i18n.use(chosen)
+        return super().parse_known_args(args, namespace)
+
+    def add_subparsers(self, **options: Any) -> Any:
+        action = super().add_subparsers(**options)
+        makeParser = action.add_parser
+
+        def addSubcommand(name: str, **parserOptions: Any) -> Any:
+            parser = makeParser(name, **parserOptions)
+            parser.isSubcommand = True
+            return parser
+
+        action.add_parser = addSubcommand
+        return action
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}\n{usageHint(self.prog)}\n")

@@ -1,0 +1,42 @@
+"""Babel's extraction of velhanet's texts, with the rules' texts that live in docstrings.
+
+A conformance check states its rule in its docstring's first line (what
+``velhanet-check`` prints beside PASS or FAIL); a docstring cannot be wrapped
+in ``_()``, so this extractor adds the first line of every function decorated
+``@rule(…)`` to what Babel's own Python extractor finds. ``babel.cfg`` names
+it; the runner translates the line where it shows it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import IO, Any
+
+from babel.messages.extract import extract_python
+
+Message = tuple[int, str, Any, list[str]]
+
+
+def isRule(decorator: ast.expr) -> bool:
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(called, ast.Name) and called.id == "rule") or (
+        isinstance(called, ast.Attribute) and called.attr == "rule"
+    )
+
+
+def ruleTexts(source: bytes) -> Iterator[tuple[int, str]]:
+    """(line, text) of the first docstring line of every ``@rule`` check in a module's source."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(map(isRule, node.decorator_list)):
+            docstring = ast.get_docstring(node)
+            if docstring:
+                yield node.body[0].lineno, docstring.strip().splitlines()[0]
+
+
+def extract(fileobj: IO[bytes], keywords: Any, commentTags: list[str], options: dict[str, Any]) -> Iterator[Message]:
+    """Babel's Python extraction of ``fileobj``, then its rules' texts (Babel calls it as ``extract_python``)."""
+    yield from extract_python(fileobj, keywords, commentTags, options)
+    fileobj.seek(0)
+    for line, text in ruleTexts(fileobj.read()):
+        yield line, "", text, ["the rule a conformance check tests, shown beside its verdict"]
