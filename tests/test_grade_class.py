@@ -219,9 +219,9 @@ class HistoryTests(SynchronousTestCase):
         self.assertRegex(third.stdout, r"unchanged since \d{4}-\d\d-\d\d \(same version\); then since version")
         self.assertIn("broke: gambit-back-to-back", third.stdout)
         kept = json.loads((out / "bo.json").read_text())
-        again = [rule["reproduce"] for rule in kept["rules"] if rule["id"] == "gambit-back-to-back"]
+        commands = [rule["reproduce"] for rule in kept["rules"] if rule["id"] == "gambit-back-to-back"]
         self.assertEqual(
-            again, [f"velhanet-grade gambit {folder} --student bo --again --out {out}-again --only gambit-back-to-back"]
+            commands, [f"velhanet-grade gambit {folder} --student bo --again --out {out}-again --only gambit-back-to-back"]
         )
         report = json.loads((out / "bo.json").read_text())
         self.assertIn("fixed: gambit-join-unknown; broke: gambit-back-to-back", report["change"])
