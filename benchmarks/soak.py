@@ -240,7 +240,9 @@ async def insideOnce(reactor: Any, name: str, arguments: argparse.Namespace) -> 
     """One service measured inside this process, its log in a file of a temporary directory (as twistd's)."""
     with tempfile.TemporaryDirectory(prefix=f"velhanet-soak-{name}-") as directory:
         work = Path(directory)
-        with (work / "service.log").open("w") as log:
+        # Line-buffered: a text file's pending writes are the log lines' own strings until 8 KiB are due, which
+        # a snapshot would count as kept whenever the buffer is fuller at the end than at the reference.
+        with (work / "service.log").open("w", buffering=1) as log:
             observer = textFileLogObserver(log)
             globalLogPublisher.addObserver(observer)
             globalLogBeginner.beginLoggingTo([], discardBuffer=True, redirectStandardIO=False)

@@ -467,10 +467,12 @@ class TraceTests(SynchronousTestCase):
         )
 
 
-class RealFifoTests(TestCase):
-    """A real server service on real FIFOs in a temp dir, in this reactor; clients as processes."""
+class RealFifoServer:
+    """A real server service on real FIFOs in a temp dir, in the test's reactor, and its clients as processes."""
 
-    timeout = 60
+    dir: Path
+    mktemp: Any
+    addCleanup: Any
 
     def startServer(self) -> Any:
         from velhanet.gobang.service import GobangService
@@ -495,6 +497,12 @@ class RealFifoTests(TestCase):
         )
         self.addCleanup(process.kill)  # a no-op once the process has exited
         return process
+
+
+class RealFifoTests(RealFifoServer, TestCase):
+    """A real server service on real FIFOs in a temp dir, in this reactor; clients as processes."""
+
+    timeout = 60
 
     @inlineCallbacks
     def waitFor(self, *processes: subprocess.Popen[str], seconds: float = 40):  # type: ignore[no-untyped-def]

@@ -220,9 +220,8 @@ class HistoryTests(SynchronousTestCase):
         self.assertIn("broke: gambit-back-to-back", third.stdout)
         kept = json.loads((out / "bo.json").read_text())
         commands = [rule["reproduce"] for rule in kept["rules"] if rule["id"] == "gambit-back-to-back"]
-        self.assertEqual(
-            commands, [f"velhanet-grade gambit {folder} --student bo --again --out {out}-again --only gambit-back-to-back"]
-        )
+        command = f"velhanet-grade gambit {folder} --student bo --again --out {out}-again --only gambit-back-to-back"
+        self.assertEqual(commands, [command])
         report = json.loads((out / "bo.json").read_text())
         self.assertIn("fixed: gambit-join-unknown; broke: gambit-back-to-back", report["change"])
         self.assertIn("broke: gambit-back-to-back", (out / "bo.html").read_text())

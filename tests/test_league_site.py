@@ -15,6 +15,7 @@ import json
 import signal
 import socket
 import urllib.request
+from collections.abc import Iterable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -74,19 +75,27 @@ def piranhasLog() -> bytes:
     return log.replace(b'name="alice"', b'name="ana"').replace(b'name="bob"', b'name="bo"')
 
 
-def filledLeague(testCase: SynchronousTestCase) -> tuple[League, list[Player], int]:
-    """The league of L{RESULTS} in its database, and the id of the game with a log: bo's first loss on time."""
+def scheduledLeague(
+    testCase: SynchronousTestCase, names: Iterable[str], leagueFile: str
+) -> tuple[League, list[Player], Store, list[Any]]:
+    """A league of players ``names`` (``leagueFile`` its TOML), its games scheduled in its open database."""
     root = Path(testCase.mktemp()).resolve()
-    for name in NAMES:
+    for name in names:
         (root / "players" / name).mkdir(parents=True)
         (root / "players" / name / "velhanet-run").write_text(f"python3 {name}.py --port {{port}}\n")
-    (root / "league.toml").write_text('name = "Class <A> & co"\npairs = 4\nseed = 3\n')
+    (root / "league.toml").write_text(leagueFile)
     league = loadLeague(root / "league.toml")
     players = discoverPlayers(league)
     store = Store(league.databasePath)
     store.addPlayers(players)
     games = schedule(league, players)
     store.schedule(games)
+    return league, players, store, games
+
+
+def filledLeague(testCase: SynchronousTestCase) -> tuple[League, list[Player], int]:
+    """The league of L{RESULTS} in its database, and the id of the game with a log: bo's first loss on time."""
+    league, players, store, games = scheduledLeague(testCase, NAMES, 'name = "Class <A> & co"\npairs = 4\nseed = 3\n')
     left = {pairing: list(results) for pairing, results in RESULTS.items()}
     logged = 0
     for gameId, game in store.pending(games):
@@ -213,7 +222,7 @@ class StandingsPageTests(SynchronousTestCase):
         for rank, (row, name) in enumerate(zip(rows, names, strict=True), 1):
             self.assertEqual(row[column(page, "#")][0], str(rank))
             self.assertEqual(row[column(page, "version")][0], versions[name])
-            self.assertEqual(row[column(page, "95 % interval")][0], intervals[name][1])
+            self.assertEqual(row[column(page, "interval (95 %)")][0], intervals[name][1])
             self.assertEqual(row[column(page, "losses by cause")][0], LOSSES[name])
             self.assertEqual(row[column(page, "player")][1], [f"/games?player={name}"])
         ana = rows[0]

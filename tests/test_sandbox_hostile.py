@@ -209,6 +209,7 @@ class OrdinaryUserTests(SynchronousTestCase):
         self.addCleanup(shutil.rmtree, copy, True)
         shutil.copytree(ROOT / "velhanet" / "sandbox", copy / "velhanet" / "sandbox")
         shutil.copy(ROOT / "velhanet" / "__init__.py", copy / "velhanet")
+        shutil.copy(ROOT / "velhanet" / "i18n.py", copy / "velhanet")  # the sandbox's causes are translated
         (copy / "tests").mkdir()
         shutil.copy(ROOT / "tests" / "sandbox_probe.py", copy / "tests")
         for path in [copy, *copy.rglob("*")]:

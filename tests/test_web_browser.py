@@ -197,10 +197,11 @@ class ChessPageBrowserTests(SynchronousTestCase):
 class GambitBrowserTests(BrowserTestCase):
     def test_watchTwoBotsPlay(self) -> None:
         port = freePort()
-        self.startServer("gambit-server", "--listen", f"tcp:{port}:interface=127.0.0.1").waitForPort(port)
+        listen = ("--listen", f"tcp:{port}:interface=127.0.0.1")
+        self.startServer("gambit-server", *listen, "--language", "es").waitForPort(port)
         self.browser = Chromium(self)
         listPage = self.browser.open(self.base + "/")
-        # the server's default language, Spanish, on the site too
+        # the server's --language on the site too, whatever the browser asks for
         self.assertEqual(listPage.waitFor("document.getElementById('status').textContent === 'en directo'", "1"), 1)
         client = python("-c", "from velhanet.gambit.client import main; main()", "--port", str(port), "--bot")
         alice = Child(self, [*client, "--bot-delay", "0.2", "--user", "alice", "--seed", "1"])

@@ -19,6 +19,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.test_gambit import RecordingPlayer
 from tests.test_web import Browser
+from velhanet import i18n
 from velhanet.gambit.room import RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.games.chessrecord import readGames
@@ -26,7 +27,10 @@ from velhanet.startup import StartupReport
 from velhanet.watching import Score
 from velhanet.web.hub import GameHub, GameRecord
 from velhanet.web.service import webSite
-from velhanet.web.texts import TEXTS
+from velhanet.web.texts import WORDS
+
+TEXTS = {code: {key: i18n.language(code).gettext(text) for key, text in WORDS.items()} for code in ("en", "es")}
+"""The site's words in English and in Spanish, by key."""
 
 SCHOLARS_MATE = ("e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7")
 SCHOLARS_SAN = ["1. e4", "e5", "2. Bc4", "Nc6", "3. Qh5", "Nf6", "4. Qxf7#"]
@@ -276,14 +280,18 @@ class LanguageTests(ChessSiteTestCase):
         def siteOf(options: Any) -> GameRecord | Any:
             hub, web = webSite(options, self.clock, StartupReport(options, self.clock))
             assert isinstance(hub, GameHub) and web is not None
-            return hub.texts.language
+            return hub.language
 
+        self.addCleanup(i18n.use, None)  # parsing --language sets the process's language
         gambit = gambitTap.Options()
         gambit.parseOptions(["--web", "0"])
-        self.assertEqual(siteOf(gambit), "es", "the Gambit server's default")
+        self.assertIsNone(siteOf(gambit), "without --language: each browser's (the wire's Spanish is not the site's)")
         gambit = gambitTap.Options()
         gambit.parseOptions(["--web", "0", "--language", "en"])
         self.assertEqual(siteOf(gambit), "en")
         gobang = gobangTap.Options()
         gobang.parseOptions(["--web", "0", "--fifo-dir", self.mktemp()])
-        self.assertEqual(siteOf(gobang), "en", "a family without a language: English")
+        self.assertIsNone(siteOf(gobang))
+        gobang = gobangTap.Options()
+        gobang.parseOptions(["--web", "0", "--fifo-dir", self.mktemp(), "--language", "de"])
+        self.assertEqual(siteOf(gobang), "de", "every family's --language")

@@ -18,6 +18,8 @@ from typing import Any, ClassVar, TypeVar
 from twisted.internet.interfaces import IReactorTime
 from twisted.python import usage
 
+from velhanet.i18n import _
+
 
 class TokenBucket:
     """``capacity`` tokens, refilled at ``perMinute`` a minute; a failure takes one."""
@@ -105,14 +107,17 @@ def replaceLimit(limits: LimitsT, assignment: str) -> LimitsT:
     fields = {field.name: field for field in dataclasses.fields(limits)}  # type: ignore[arg-type]
     if not sep or name not in fields:
         known = ", ".join(sorted(fields))
-        raise usage.UsageError(f"--limit takes NAME=VALUE, NAME one of: {known}")
+        raise usage.UsageError(_("--limit takes NAME=VALUE, NAME one of: {names}").format(names=known))
     current = getattr(limits, name)
     try:
         value = type(current)(text.strip())
     except ValueError:
-        raise usage.UsageError(f"--limit {name}: {text!r} is not a {type(current).__name__}") from None
+        kind = {int: _("a whole number"), float: _("a number")}.get(type(current), type(current).__name__)
+        raise usage.UsageError(
+            _("--limit {name}: {text!r} is not {kind}").format(name=name, text=text, kind=kind)
+        ) from None
     if value < 0:
-        raise usage.UsageError(f"--limit {name}: must not be negative")
+        raise usage.UsageError(_("--limit {name}: must not be negative").format(name=name))
     return dataclasses.replace(limits, **{name: value})  # type: ignore[type-var]
 
 

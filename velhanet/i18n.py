@@ -38,6 +38,10 @@ ENVIRONMENT_VARIABLES: Final = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 """Where gettext looks for the language, in its order: the first one set decides."""
 
 LANGUAGE_HELP: Final = "the language velhanet speaks: pt, es, de or en [default: from LANGUAGE, LC_ALL, LANG]"
+"""``--language`` of a twistd plugin, whose usage writes a default as ``[default: X]``."""
+
+LANGUAGE_ARGUMENT_HELP: Final = "the language velhanet speaks: pt, es, de or en (default: from LANGUAGE, LC_ALL, LANG)"
+"""``--language`` of a console script, whose help writes a default as ``(default: X)`` like its other options."""
 
 
 class Language:
@@ -148,14 +152,18 @@ def N_(message: str) -> str:
 
 
 def languageFromArguments(arguments: Sequence[str]) -> str | None:
-    """The value of ``--language`` in a command line, before it is parsed (so that its errors speak it too)."""
+    """The language ``--language`` asks for in a command line, before it is parsed (so that its errors speak it too).
+
+    None when there is no ``--language``, or one velhanet does not speak (the
+    parser's error then says so, in the environment's language).
+    """
     for index, argument in enumerate(arguments):
         if argument == "--":
             break
         if argument == "--language" and index + 1 < len(arguments):
-            return arguments[index + 1]
+            return supported(arguments[index + 1])
         if argument.startswith("--language="):
-            return argument.partition("=")[2]
+            return supported(argument.partition("=")[2])
     return None
 
 

@@ -36,7 +36,8 @@ def ruleTexts(source: bytes) -> Iterator[tuple[int, str]]:
 
 def extract(fileobj: IO[bytes], keywords: Any, commentTags: list[str], options: dict[str, Any]) -> Iterator[Message]:
     """Babel's Python extraction of ``fileobj``, then its rules' texts (Babel calls it as ``extract_python``)."""
-    yield from extract_python(fileobj, keywords, commentTags, options)
+    found: Iterator[Any] = extract_python(fileobj, keywords, commentTags, options)  # type: ignore[arg-type]
+    yield from found
     fileobj.seek(0)
     for line, text in ruleTexts(fileobj.read()):
         yield line, "", text, ["the rule a conformance check tests, shown beside its verdict"]

@@ -199,7 +199,9 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, *arguments: Any, **options: Any) -> None:
         super().__init__(*arguments, **options)
-        self.add_argument("--language", type=languageArgument, default=argparse.SUPPRESS, help=i18n.LANGUAGE_HELP)
+        self.add_argument(
+            "--language", type=languageArgument, default=argparse.SUPPRESS, help=i18n.LANGUAGE_ARGUMENT_HELP
+        )
 
     isSubcommand = False
     """A subcommand's parser sees only its part of the command line: it keeps the language its command chose."""
@@ -211,16 +213,14 @@ class ArgumentParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def add_subparsers(self, **options: Any) -> Any:
-        action = super().add_subparsers(**options)
-        makeParser = action.add_parser
-
-        def addSubcommand(name: str, **parserOptions: Any) -> Any:
-            parser = makeParser(name, **parserOptions)
-            parser.isSubcommand = True
-            return parser
-
-        action.add_parser = addSubcommand
-        return action
+        options.setdefault("parser_class", SubcommandParser)
+        return super().add_subparsers(**options)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}\n{usageHint(self.prog)}\n")
+
+
+class SubcommandParser(ArgumentParser):
+    """The parser of a subcommand (``velhanet-league run``): its ``--language`` if given, else its command's."""
+
+    isSubcommand = True

@@ -33,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 
 from velhanet.cluster.archive import folderVersion
+from velhanet.i18n import _, ngettext
 
 GIT_TIMEOUT = 300.0
 """Seconds one git command may take (a clone over a slow network); then the student's line says so."""
@@ -64,12 +65,16 @@ class Submission:
     def describe(self) -> str:
         """The version as a report names it: ``commit 3f2a9c1d0e4b (2026-12-01T22:10:00+01:00), 2 later…``."""
         if self.source != "git":
-            return f"folder {self.version}"
-        later = ""
+            return _("folder {version}").format(version=self.version)
+        described = _("commit {version} ({committed})").format(version=self.version[:12], committed=self.committed)
         if self.laterCommits:
-            plural = "s" if self.laterCommits != 1 else ""
-            later = f"; {self.laterCommits} later commit{plural}, after the deadline, not graded"
-        return f"commit {self.version[:12]} ({self.committed}){later}"
+            later = ngettext(
+                "; {n} later commit, after the deadline, not graded",
+                "; {n} later commits, after the deadline, not graded",
+                self.laterCommits,
+            )
+            described += later.format(n=self.laterCommits)
+        return described
 
 
 def parseDeadline(text: str) -> datetime:
@@ -77,7 +82,9 @@ def parseDeadline(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise ValueError(f"{text!r} is not a time like 2026-12-01 23:59 or 2026-12-01T23:59+01:00") from None
+        raise ValueError(
+            _("{text!r} is not a time like 2026-12-01 23:59 or 2026-12-01T23:59+01:00").format(text=text)
+        ) from None
     return moment.astimezone() if moment.tzinfo is None else moment
 
 
@@ -106,30 +113,33 @@ def fromClassFile(
         raise ClassFileError(f"{path}: {error}") from None
     students = data.get("students")
     if not isinstance(students, dict) or not students:
-        raise ClassFileError(f"{path}: no [students.NAME] tables")
+        raise ClassFileError(_("{path}: no [students.NAME] tables").format(path=path))
     if deadline is None and fileDeadline and data.get("deadline"):
         try:
             deadline = parseDeadline(str(data["deadline"]))
         except ValueError as error:
-            raise ClassFileError(f"{path}: deadline: {error}") from None
+            raise ClassFileError(_("{path}: deadline: {error}").format(path=path, error=error)) from None
     found = []
     for student, entry in sorted(students.items()):
         if wanted and student not in wanted:
             continue
         if not NAME.match(student) or not isinstance(entry, dict) or ("git" in entry) == ("folder" in entry):
             raise ClassFileError(
-                f"{path}: [students.{student}] needs a name of letters, digits, . _ - and one of"
-                " git = URL or folder = PATH"
+                _(
+                    "{path}: [students.{student}] needs a name of letters, digits, . _ - and one of"
+                    " git = URL or folder = PATH"
+                ).format(path=path, student=student)
             )
         identifier = str(entry.get("id", ""))
         if "folder" in entry:
             folder = (path.parent / str(entry["folder"])).resolve()
             if not folder.is_dir():
-                found.append(Submission(student, None, "", identifier=identifier, problem=f"no folder {folder}"))
+                problem = _("no folder {folder}").format(folder=folder)
+                found.append(Submission(student, None, "", identifier=identifier, problem=problem))
                 continue
             found.append(Submission(student, folder, folderVersion(folder), identifier=identifier))
             continue
-        say(f"cloning {student}'s repository ...")
+        say(_("cloning {student}'s repository ...").format(student=student))
         found.append(fromGit(student, str(entry["git"]), path.parent, workspace, deadline, identifier))
     return found
 
@@ -145,12 +155,16 @@ def _git(*arguments: str) -> str:
             ["git", *arguments], capture_output=True, text=True, timeout=GIT_TIMEOUT, env=environment, check=False
         )
     except subprocess.TimeoutExpired:
-        raise GitFailed(f"git {arguments[0]} took more than {GIT_TIMEOUT:.0f} s") from None
+        raise GitFailed(
+            _("git {command} took more than {seconds:.0f} s").format(command=arguments[0], seconds=GIT_TIMEOUT)
+        ) from None
     except OSError as error:
-        raise GitFailed(f"git cannot be run: {error}") from None
+        raise GitFailed(_("git cannot be run: {error}").format(error=error)) from None
     if done.returncode != 0:
         said = [line for line in done.stderr.strip().splitlines() if line.strip()]
-        raise GitFailed(said[-1].removeprefix("fatal: ") if said else f"git {arguments[0]} failed")
+        raise GitFailed(
+            said[-1].removeprefix("fatal: ") if said else _("git {command} failed").format(command=arguments[0])
+        )
     return done.stdout.strip()
 
 
@@ -183,17 +197,23 @@ def fromGit(
     try:
         _cloneOrFetch(source, clone)
     except GitFailed as error:
-        return failed(f"cannot clone {url}: {error}")
+        return failed(_("cannot clone {url}: {error}").format(url=url, error=error))
     try:
         if not _git("-C", str(clone), "rev-list", "-1", "--all"):
-            return failed(f"{url} has no commit")
+            return failed(_("{url} has no commit").format(url=url))
         before = [f"--before={deadline.isoformat()}"] if deadline is not None else []
         commit = _git("-C", str(clone), "rev-list", "-1", *before, "HEAD")
         if not commit:
             first = _git("-C", str(clone), "log", "--reverse", "--format=%cI", "HEAD").splitlines()[:1]
-            since = f" (its first is from {first[0]})" if first else ""
             assert deadline is not None
-            return failed(f"no commit before the deadline {deadline.isoformat(' ', 'minutes')}{since}")
+            when = deadline.isoformat(" ", "minutes")
+            if first:
+                return failed(
+                    _("no commit before the deadline {deadline} (its first is from {first})").format(
+                        deadline=when, first=first[0]
+                    )
+                )
+            return failed(_("no commit before the deadline {deadline}").format(deadline=when))
         committed = _git("-C", str(clone), "show", "-s", "--format=%cI", commit)
         later = int(_git("-C", str(clone), "rev-list", "--count", f"{commit}..HEAD") or 0)
         folder = workspace / ".submissions" / f"{student}-{commit[:12]}"
@@ -208,5 +228,5 @@ def fromGit(
                 archive.extractall(staging, filter="data")
             staging.rename(folder)
     except (GitFailed, subprocess.CalledProcessError, OSError, tarfile.TarError) as error:
-        return failed(f"cannot read {url}: {error}")
+        return failed(_("cannot read {url}: {error}").format(url=url, error=error))
     return Submission(student, folder, commit, "git", committed, later, identifier)

@@ -28,6 +28,7 @@ from zope.interface import implementer
 from velhanet.bots.interfaces import IBot
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import EMPTY, PASS, KInARowState, Move, Place
+from velhanet.i18n import _
 
 WINDOW_VALUE: Final = (1, 12, 150, 2_000, 1_000_000)
 """Value of a live window by how many of the player's stones it already holds."""
@@ -48,7 +49,7 @@ class GobangBot:
 
     def chooseMove(self, state: KInARowState) -> Move:
         if state.outcome is not None or state.toMove is None:
-            raise IllegalMove("no move to choose: the game is over")
+            raise IllegalMove(_("no move to choose: the game is over"))
         me = state.toMove
         analysis = _Analysis(state)
         candidates = analysis.candidates()

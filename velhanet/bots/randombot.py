@@ -8,6 +8,7 @@ from zope.interface import implementer
 
 from velhanet.bots.interfaces import IBot
 from velhanet.games.interfaces import IGameState, IllegalMove
+from velhanet.i18n import _
 
 
 @implementer(IBot)
@@ -24,5 +25,5 @@ class RandomBot:
             placing = [m for m in moves if type(m).__name__ != "Pass"]
             moves = placing or moves
         if not moves:
-            raise IllegalMove("no legal move: the game is over")
+            raise IllegalMove(_("no legal move: the game is over"))
         return self._random.choice(moves)

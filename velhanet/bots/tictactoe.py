@@ -16,6 +16,7 @@ from zope.interface import implementer
 from velhanet.bots.interfaces import IBot
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import EMPTY, KInARowRules, KInARowState, Place
+from velhanet.i18n import _
 
 SEARCH_LIMIT: Final = 16
 """Largest board (in cells) searched exhaustively; 3×3 takes a few milliseconds once."""
@@ -57,10 +58,12 @@ class PerfectBot:
 
     def chooseMove(self, state: KInARowState) -> Place:
         if state.outcome is not None or state.toMove is None:
-            raise IllegalMove("no move to choose: the game is over")
+            raise IllegalMove(_("no move to choose: the game is over"))
         rules = state.rules
         if rules.width * rules.height > SEARCH_LIMIT:
-            raise ValueError(f"{rules.width}x{rules.height} is too large for exhaustive search")
+            raise ValueError(
+                _("{width}x{height} is too large for exhaustive search").format(width=rules.width, height=rules.height)
+            )
         mover = state.toMove
         scored = [
             (_score(state, state.apply(move), mover), move) for move in state.legalMoves() if isinstance(move, Place)

@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from velhanet.cluster.archive import pack
 from velhanet.cluster.workers import holding, workerCount
+from velhanet.i18n import _
 
 Job = TypeVar("Job")
 
@@ -43,7 +44,7 @@ class NoWorkers(Exception):
     """The cluster had no worker for ``seconds``: the run stops, what it did not do is still to do."""
 
     def __init__(self, seconds: float) -> None:
-        super().__init__(f"no worker for {seconds:.0f} s")
+        super().__init__(_("no worker for {seconds:.0f} s").format(seconds=seconds))
         self.seconds = seconds
 
 

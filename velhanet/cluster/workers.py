@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from velhanet.i18n import _
+
 PR_SET_PDEATHSIG = 1
 
 QUIET_DASK = {
@@ -29,7 +31,19 @@ class RunRefused(Exception):
 
 
 class WrongVersion(Exception):
-    """A worker runs another velhanet than the run: its results would not be the same."""
+    """A worker runs another velhanet than the run: its results would not be the same.
+
+    Raised on the worker, said by the command: it carries the facts, and its text is made where it is read,
+    in the language of the command that started the run (not the worker's)."""
+
+    def __init__(self, address: str, version: str, expected: str) -> None:
+        super().__init__(address, version, expected)  # what pickling gives back to the command
+        self.address, self.version, self.expected = address, version, expected
+
+    def __str__(self) -> str:
+        return _("the worker at {address} runs velhanet {version}, the run {expected}").format(
+            address=self.address, version=self.version, expected=self.expected
+        )
 
 
 def codeVersion() -> str:
@@ -73,17 +87,21 @@ def connect(scheduler: str | None, workers: int) -> tuple[Any, Any]:
 
 
 def checkWorkers(client: Any, what: str) -> str:
-    """This velhanet's version, once every worker runs it too; else L{RunRefused} naming one that does not."""
+    """This velhanet's version, once every worker runs it too; else L{RunRefused} naming one that does not.
+
+    ``what`` names the run in the reader's language (``_("this league")``)."""
     expected = codeVersion()
     versions = client.run(codeVersion)
     if not versions:
-        raise RunRefused("the cluster has no worker")
+        raise RunRefused(_("the cluster has no worker"))
     wrong = {address: version for address, version in versions.items() if version != expected}
     if wrong:
         address, version = sorted(wrong.items())[0]
         raise RunRefused(
-            f"the worker at {address} runs velhanet {version}, {what} {expected}:"
-            " install the same velhanet on every worker (pip install the same checkout or wheel)"
+            _(
+                "the worker at {address} runs velhanet {version}, {what} {expected}:"
+                " install the same velhanet on every worker (pip install the same checkout or wheel)"
+            ).format(address=address, version=version, what=what, expected=expected)
         )
     return expected
 
@@ -102,7 +120,7 @@ def refuseOtherVersions(expected: str) -> str:
     mine = codeVersion()
     address = workerAddress()
     if mine != expected:
-        raise WrongVersion(f"the worker at {address} runs velhanet {mine}, the run {expected}")
+        raise WrongVersion(address, mine, expected)
     return address
 
 

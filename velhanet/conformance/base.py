@@ -31,6 +31,7 @@ from typing import Any, Generic, NoReturn, TypeVar
 from twisted.trial.unittest import SkipTest, SynchronousTestCase
 
 from velhanet.conformance import exchange
+from velhanet.i18n import _
 
 WARNING_PREFIX = "WARN: "
 NOT_RUN_PREFIX = "NOT RUN: "
@@ -61,16 +62,18 @@ class Target:
         """A limit as a report names it: ``15 s``, or ``15 s (3 s at --time-scale 0.2)``."""
         if self.timeScale == 1.0:
             return f"{nominal:g} s"
-        return f"{nominal:g} s ({self.seconds(nominal):g} s at --time-scale {self.timeScale:g})"
+        return _("{nominal:g} s ({scaled:g} s at --time-scale {scale:g})").format(
+            nominal=nominal, scaled=self.seconds(nominal), scale=self.timeScale
+        )
 
     def describe(self) -> str:
         if self.family == "gobang":
-            return f"gobang server pid {self.pid} in {self.fifoDir}"
+            return _("gobang server pid {pid} in {folder}").format(pid=self.pid, folder=self.fifoDir)
         if self.family == "socha-player":
-            return f"player command {self.command!r}"
+            return _("player command {command!r}").format(command=self.command)
         if self.family == "velha":
-            return f"JogoVelha peer at {self.host}:{self.port}"
-        return f"{self.family} server at {self.host}:{self.port}"
+            return _("JogoVelha peer at {host}:{port}").format(host=self.host, port=self.port)
+        return _("{family} server at {host}:{port}").format(family=self.family, host=self.host, port=self.port)
 
 
 _current: Target | None = None
@@ -83,7 +86,7 @@ def setTarget(target: Target | None) -> None:
 
 def target() -> Target:
     if _current is None:
-        raise SkipTest("no target configured: run the suite with velhanet-check")
+        raise SkipTest(_("no target configured: run the suite with velhanet-check"))
     return _current
 
 
@@ -142,10 +145,14 @@ class StreamClient(Generic[Item]):
         try:
             self.socket = socket.create_connection((host, port), timeout=timeout)
         except OSError as error:
-            exchange.current().event(self.channel, f"no connection to {host}:{port}: {error.strerror or error}")
+            failed = _("no connection to {host}:{port}: {error}").format(
+                host=host, port=port, error=error.strerror or error
+            )
+            exchange.current().event(self.channel, failed)
             raise
         local = self.socket.getsockname()
-        exchange.current().event(self.channel, f"connected to {host}:{port} (from port {local[1]})")
+        connected = _("connected to {host}:{port} (from port {local})").format(host=host, port=port, local=local[1])
+        exchange.current().event(self.channel, connected)
         self.timeout = timeout
         self.pending: list[Item] = []
         self.undecoded: list[str] = []
@@ -168,7 +175,7 @@ class StreamClient(Generic[Item]):
         try:
             self.socket.sendall(data)
         except OSError as error:
-            exchange.current().event(self.channel, f"could not send: {error.strerror or error}")
+            exchange.current().event(self.channel, _("could not send: {error}").format(error=error.strerror or error))
             raise
 
     def receive(self, timeout: float | None = None) -> Item | None:
@@ -179,35 +186,40 @@ class StreamClient(Generic[Item]):
             if self.closedByPeer:
                 return None
             if remaining <= 0:
-                exchange.current().event(self.channel, f"waited {waited:g} s: nothing more came")
+                exchange.current().event(
+                    self.channel, _("waited {waited:g} s: nothing more came").format(waited=waited)
+                )
                 return None
             self.socket.settimeout(remaining)
             try:
                 data = self.socket.recv(65536)
             except TimeoutError:
-                exchange.current().event(self.channel, f"waited {waited:g} s: nothing more came")
+                exchange.current().event(
+                    self.channel, _("waited {waited:g} s: nothing more came").format(waited=waited)
+                )
                 return None
             except ConnectionResetError:
-                exchange.current().event(self.channel, "the target reset the connection")
+                exchange.current().event(self.channel, _("the target reset the connection"))
                 data = b""
             except OSError as error:
-                exchange.current().event(self.channel, f"the connection failed: {error.strerror or error}")
+                failed = _("the connection failed: {error}").format(error=error.strerror or error)
+                exchange.current().event(self.channel, failed)
                 data = b""
             if not data:
                 if not self.closedByPeer:
-                    exchange.current().event(self.channel, "the target closed the connection")
+                    exchange.current().event(self.channel, _("the target closed the connection"))
                 self.closedByPeer = True
                 return None
             decoded = self.decode(data)
             meanings = [self.describe(item) for item in decoded] + self.undecoded
             self.undecoded = []
-            exchange.current().received(self.channel, data, "; ".join(meanings) or "(part of a message)")
+            exchange.current().received(self.channel, data, "; ".join(meanings) or _("(part of a message)"))
             self.pending += decoded
         return self.pending.pop(0)
 
     def close(self) -> None:
         if self.socket.fileno() != -1 and not self.closedByPeer:
-            exchange.current().event(self.channel, "we closed the connection")
+            exchange.current().event(self.channel, _("we closed the connection"))
         self.socket.close()
 
 
@@ -216,9 +228,13 @@ def tcpReachable(host: str, port: int, timeout: float = 3.0) -> str | None:
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as error:
-        exchange.current().event("probe", f"a new connection to {host}:{port}: {error.strerror or error}")
-        return f"no TCP connection to {host}:{port}: {error.strerror or error}"
-    exchange.current().event("probe", f"a new connection to {host}:{port}: accepted (it still serves)")
+        why = error.strerror or error
+        exchange.current().event(
+            "probe", _("a new connection to {host}:{port}: {error}").format(host=host, port=port, error=why)
+        )
+        return _("no TCP connection to {host}:{port}: {error}").format(host=host, port=port, error=why)
+    accepted = _("a new connection to {host}:{port}: accepted (it still serves)").format(host=host, port=port)
+    exchange.current().event("probe", accepted)
     return None
 
 
@@ -230,7 +246,7 @@ class ConformanceCase(SynchronousTestCase):
     def setUp(self) -> None:
         self.target = target()
         if self.target.family != self.family:
-            raise SkipTest(f"the target is a {self.target.family} implementation")
+            raise SkipTest(_("the target is a {family} implementation").format(family=self.target.family))
 
     def require(self, condition: object, message: str) -> None:
         """Fail with ``message`` (which names the rule) unless ``condition``."""

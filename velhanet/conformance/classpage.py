@@ -18,10 +18,12 @@ from urllib.parse import quote
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
 from velhanet.conformance.htmlreport import COLOURS, pageStart
 from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
+from velhanet.i18n import _, ngettext
 
 SECTION = re.compile(r"^\s*# -- (.+?) -+\s*$")
 
 SHORT = {PASS: "pass", FAIL: "FAIL", WARN: "warn", SKIP: "skip", NOT_RUN: "n/r"}
+"""The verdicts in the matrix's cells: the verdict tokens, short (not translated, as PASS and FAIL are not)."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,8 @@ class Column:
 
 
 def columnsOf(family: str) -> list[Column]:
-    """The family's rules in run order, each with the section of the checks it is in (``# -- discovery --``)."""
+    """The family's rules in run order, each with the section of the checks it is in (``# -- discovery --``;
+    shown translated when the catalogs have its name)."""
     placed = []
     for test in checksOf(family):
         text, anchor = ruleOf(test)
@@ -65,13 +68,15 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
             groups[-1] = (column.group, groups[-1][1] + 1)
         else:
             groups.append((column.group, 1))
-    title = title or f"velhanet-grade {family}: {len(rows)} students"
+    students = ngettext("{n} student", "{n} students", len(rows)).format(n=len(rows))
+    title = title or f"velhanet-grade {family}: {students}"
+    student, verdict = escape(_("student")), escape(_("verdict"))
     parts = [
         *pageStart(title, STYLE),
-        '<div class="scroll"><table class="matrix"><thead><tr><th rowspan="2">student</th>',
-        *(f'<th colspan="{span}" class="group">{escape(name)}</th>' for name, span in groups),
-        '<th rowspan="2">verdict</th></tr><tr>',
-        *(f'<th class="rule" title="{escape(c.rule)}"><span>{escape(c.anchor)}</span></th>' for c in columns),
+        f'<div class="scroll"><table class="matrix"><thead><tr><th rowspan="2">{student}</th>',
+        *(f'<th colspan="{span}" class="group">{escape(_(name))}</th>' for name, span in groups),
+        f'<th rowspan="2">{verdict}</th></tr><tr>',
+        *(f'<th class="rule" title="{escape(_(c.rule))}"><span>{escape(c.anchor)}</span></th>' for c in columns),
         "</tr></thead><tbody>",
     ]
     passing = dict.fromkeys((column.anchor for column in columns), 0)
@@ -91,24 +96,27 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
                 f'title="{escape(column.anchor)}: {escape(outcome.reason or outcome.status)}">'
                 f'<a href="{page}#{quote(column.anchor)}">{SHORT.get(outcome.status, outcome.status)}</a></td>'
             )
-        cells.append(f"<td class=\"verdict\">{escape(studentVerdict(report))}</td>")
+        cells.append(f'<td class="verdict">{escape(studentVerdict(report))}</td>')
         parts.append("<tr>" + "".join(cells) + "</tr>")
-    parts.append('</tbody><tfoot><tr><th>passed by</th>')
+    passedBy = escape(_("passed by"))
+    parts.append(f"</tbody><tfoot><tr><th>{passedBy}</th>")
     parts += [f'<td class="count">{passing[c.anchor]}/{len(rows)}</td>' for c in columns]
     parts.append("<td></td></tr></tfoot></table></div>")
-    parts.append(
-        '<p class="small">Each cell links to the rule in that student\'s page: the exchange on the wire, '
-        "the original sentence, expected and observed, and the command that runs the check again.</p>"
+    legend = _(
+        "Each cell links to the rule in that student's page: the exchange on the wire, "
+        "the original sentence, expected and observed, and the command that runs the check again."
     )
+    parts.append(f'<p class="small">{escape(legend)}</p>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
 def studentVerdict(report: Report) -> str:
+    """``pass`` or ``fail`` (verdict tokens, with the limit the program broke), or why it could not be tested."""
     if report.program is not None and report.program.brokeALimit:
         return f"fail: {report.program.cause}"
     if report.cannotTest:
-        return f"cannot test: {report.cannotTest}"
+        return _("cannot test: {reason}").format(reason=report.cannotTest)
     return "fail" if report.count(FAIL) else "pass"
 
 

@@ -22,6 +22,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from velhanet.i18n import ngettext
+
 SENT, RECEIVED, EVENT = "sent", "received", "event"
 
 HEAD = 60
@@ -133,10 +135,16 @@ class Exchange:
         lines = self.lines
         shown = [line.text() for line in lines]
         if self.leftOut:
-            shown.insert(len(self.head), f"        … {self.leftOut} lines left out …")
+            leftOut = ngettext("… {n} line left out …", "… {n} lines left out …", self.leftOut)
+            shown.insert(len(self.head), "        " + leftOut.format(n=self.leftOut))
         if last is not None and len(shown) > last:
             hidden = len(shown) - last
-            shown = [f"        … {hidden} earlier lines (--verbose, or the JSON and HTML reports, show them) …"]
+            earlier = ngettext(
+                "… {n} earlier line (--verbose, or the JSON and HTML reports, show it) …",
+                "… {n} earlier lines (--verbose, or the JSON and HTML reports, show them) …",
+                hidden,
+            )
+            shown = ["        " + earlier.format(n=hidden)]
             shown += [line.text() for line in lines[-last:]]
         return shown
 

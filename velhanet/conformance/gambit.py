@@ -12,6 +12,7 @@ import time
 
 from velhanet.conformance.base import ConformanceCase, StreamClient, Target, rule, tcpReachable
 from velhanet.gambit.wire import Cmd, JsonStreamDecoder, MalformedMessage, Message
+from velhanet.i18n import _
 
 
 class JsonClient(StreamClient[Message]):
@@ -27,7 +28,7 @@ class JsonClient(StreamClient[Message]):
         messages = []
         for raw, item in self.decoder.feed(data):
             if isinstance(item, MalformedMessage):
-                self.undecoded.append(f"malformed: {item} ({raw[:80]!r})")
+                self.undecoded.append(_("malformed: {error} ({raw!r})").format(error=item, raw=raw[:80]))
             else:
                 messages.append(item)
         return messages
@@ -38,11 +39,16 @@ class JsonClient(StreamClient[Message]):
     def describeSent(self, data: bytes) -> str:
         """Each object this write completes, as the server should read the stream (split objects included)."""
         meanings = []
-        for _, item in self.sentDecoder.feed(data):
-            meanings.append(f"malformed: {item}" if isinstance(item, MalformedMessage) else item.describe())
+        for _raw, item in self.sentDecoder.feed(data):
+            if isinstance(item, MalformedMessage):
+                meanings.append(_("malformed: {error}").format(error=item))
+            else:
+                meanings.append(item.describe())
         if not meanings:
-            return "part of an object" if data.strip() else "white space"
-        return "; ".join(meanings) + (f" ({len(meanings)} objects in one write)" if len(meanings) > 1 else "")
+            return _("part of an object") if data.strip() else _("white space")
+        if len(meanings) > 1:
+            return _("{meanings} ({n} objects in one write)").format(meanings="; ".join(meanings), n=len(meanings))
+        return meanings[0]
 
     def send(self, cmd: int, user: str = "", args: str = "") -> None:
         self.raw(json.dumps({"Cmd": cmd, "User": user, "Args": args}).encode())
@@ -52,7 +58,7 @@ class JsonClient(StreamClient[Message]):
 
 
 def describe(message: Message | None) -> str:
-    return "nothing" if message is None else message.describe()
+    return _("nothing") if message is None else message.describe()
 
 
 def canTest(target: Target) -> str | None:
@@ -71,7 +77,7 @@ class GambitConformance(ConformanceCase):
         try:
             client = JsonClient(self.target.host, self.target.port, self.target.seconds(self.target.timeout))
         except OSError as error:
-            self.precondition(False, f"no new connection to the server: {error}")
+            self.precondition(False, _("no new connection to the server: {error}").format(error=error))
             raise
         self.addCleanup(client.close)
         return client
@@ -83,7 +89,7 @@ class GambitConformance(ConformanceCase):
         answer = white.receive()
         self.precondition(
             answer is not None and answer.cmd == Cmd.OK and answer.args,
-            f"needs a game: CREATE was answered by {describe(answer)}",
+            _("needs a game: CREATE was answered by {answer}").format(answer=describe(answer)),
             dependsOn="gambit-create",
         )
         assert answer is not None
@@ -97,8 +103,9 @@ class GambitConformance(ConformanceCase):
         first, second = black.receive(), white.receive()
         self.precondition(
             first is not None and first.cmd == Cmd.OK and second is not None and second.cmd == Cmd.OK,
-            f"needs a game with two players: JOIN was answered by {describe(first)} to the joiner"
-            f" and {describe(second)} to White",
+            _("needs a game with two players: JOIN was answered by {first} to the joiner and {second} to White").format(
+                first=describe(first), second=describe(second)
+            ),
             dependsOn="gambit-join",
         )
         return white, black, gameId
@@ -113,11 +120,15 @@ class GambitConformance(ConformanceCase):
         answer = white.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.OK and answer.args,
-            f"CREATE must be answered by OK with a game id; got {describe(answer)}",
+            _("CREATE must be answered by OK with a game id; got {answer}").format(answer=describe(answer)),
         )
         assert answer is not None
         if not re.fullmatch(r"[0-9a-f]{4}", answer.args):
-            self.deviation(f"game ids are 4 lowercase hex digits (the original's form); got {answer.args!r}")
+            self.deviation(
+                _("game ids are 4 lowercase hex digits (the original's form); got {gameId!r}").format(
+                    gameId=answer.args
+                )
+            )
 
     @rule("gambit-join")
     def test_joinTellsBothPlayers(self) -> None:
@@ -128,11 +139,11 @@ class GambitConformance(ConformanceCase):
         toBlack, toWhite = black.receive(), white.receive()
         self.require(
             toBlack is not None and toBlack.cmd == Cmd.OK and toBlack.args == "alice",
-            f"the joiner must get OK with the opponent's name 'alice'; got {describe(toBlack)}",
+            _("the joiner must get OK with the opponent's name 'alice'; got {answer}").format(answer=describe(toBlack)),
         )
         self.require(
             toWhite is not None and toWhite.cmd == Cmd.OK and toWhite.args == "bob",
-            f"White must get OK with the opponent's name 'bob'; got {describe(toWhite)}",
+            _("White must get OK with the opponent's name 'bob'; got {answer}").format(answer=describe(toWhite)),
         )
 
     @rule("gambit-join-unknown")
@@ -143,7 +154,7 @@ class GambitConformance(ConformanceCase):
         answer = client.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.ERROR,
-            f"JOIN of unknown game 'zzzz' must get ERROR; got {describe(answer)}",
+            _("JOIN of unknown game 'zzzz' must get ERROR; got {answer}").format(answer=describe(answer)),
         )
 
     @rule("gambit-join-same-name")
@@ -155,11 +166,11 @@ class GambitConformance(ConformanceCase):
         first = black.receive()
         self.require(
             first is not None and first.cmd == Cmd.ERROR,
-            f"JOIN with the opponent's name must get ERROR; got {describe(first)}",
+            _("JOIN with the opponent's name must get ERROR; got {answer}").format(answer=describe(first)),
         )
         later = black.receive(timeout=self.target.seconds(0.5))
         if later is not None and later.cmd == Cmd.OK:
-            self.deviation("after the ERROR the join happened anyway (an OK followed), as in the original server")
+            self.deviation(_("after the ERROR the join happened anyway (an OK followed), as in the original server"))
 
     @rule("gambit-keys")
     def test_keysAreCaseInsensitive(self) -> None:
@@ -169,7 +180,7 @@ class GambitConformance(ConformanceCase):
         answer = client.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.OK,
-            f"lowercase keys must work like the original's Go decoder; got {describe(answer)}",
+            _("lowercase keys must work like the original's Go decoder; got {answer}").format(answer=describe(answer)),
         )
 
     # -- moves and ends ------------------------------------------------------------------------
@@ -178,38 +189,45 @@ class GambitConformance(ConformanceCase):
     def test_moveIsRelayedUnchangedToTheOpponentOnly(self) -> None:
         """MOVE goes unchanged to the opponent, to nobody else, and is not answered."""
         white, black, gameId = self.game()
-        bystander, _ = self.created("bystander")
+        bystander, _otherGame = self.created("bystander")
         white.send(Cmd.MOVE, "white", f"{gameId}:e2e4")
         relayed = black.receive()
         self.require(
             relayed is not None and relayed.cmd == Cmd.MOVE and relayed.args == f"{gameId}:e2e4",
-            f"the opponent must get MOVE with args '{gameId}:e2e4' unchanged; got {describe(relayed)}",
+            _("the opponent must get MOVE with args '{args}' unchanged; got {answer}").format(
+                args=f"{gameId}:e2e4", answer=describe(relayed)
+            ),
         )
         echo = white.receive(timeout=self.target.seconds(0.5))
-        self.require(echo is None, f"the server does not answer a MOVE; the sender got {describe(echo)}")
+        self.require(
+            echo is None, _("the server does not answer a MOVE; the sender got {answer}").format(answer=describe(echo))
+        )
         leak = bystander.receive(timeout=self.target.seconds(0.5))
-        self.require(leak is None, f"a player of another game must not see the MOVE; it got {describe(leak)}")
+        self.require(
+            leak is None,
+            _("a player of another game must not see the MOVE; it got {answer}").format(answer=describe(leak)),
+        )
 
     @rule("gambit-end")
     def test_endIsForwarded(self) -> None:
         """END is forwarded to the other player."""
-        white, black, _ = self.game()
+        white, black, _gameId = self.game()
         black.send(Cmd.END, "black", "")
         answer = white.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.END,
-            f"the opponent must get END after an abandon; got {describe(answer)}",
+            _("the opponent must get END after an abandon; got {answer}").format(answer=describe(answer)),
         )
 
     @rule("gambit-disconnect")
     def test_disconnectSendsEnd(self) -> None:
         """A connection that closes mid-game makes the server send END to the other player."""
-        white, black, _ = self.game()
+        white, black, _gameId = self.game()
         white.close()
         answer = black.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.END,
-            f"the opponent of a closed connection must get END; got {describe(answer)}",
+            _("the opponent of a closed connection must get END; got {answer}").format(answer=describe(answer)),
         )
 
     # -- framing ----------------------------------------------------------------------------------
@@ -225,7 +243,7 @@ class GambitConformance(ConformanceCase):
         answer = client.receive()
         self.require(
             answer is not None and answer.cmd == Cmd.OK,
-            f"a CREATE sent in two pieces must be answered by OK; got {describe(answer)}",
+            _("a CREATE sent in two pieces must be answered by OK; got {answer}").format(answer=describe(answer)),
         )
 
     @rule("gambit-back-to-back")
@@ -235,17 +253,20 @@ class GambitConformance(ConformanceCase):
         create = json.dumps({"Cmd": Cmd.CREATE, "User": "twice", "Args": ""}).encode()
         client.raw(create + create)
         first, second = client.receive(), client.receive()
-        self.require(first is not None, "the first of two back-to-back objects must be answered; got nothing")
+        self.require(first is not None, _("the first of two back-to-back objects must be answered; got nothing"))
         self.require(
             second is not None,
-            f"the second of two back-to-back objects must not be lost: after {describe(first)} came nothing",
+            _("the second of two back-to-back objects must not be lost: after {answer} came nothing").format(
+                answer=describe(first)
+            ),
         )
 
     # -- robustness (may stop a fragile server: they run last) ----------------------------------------
 
-    def assertServerAlive(self, after: str) -> None:
+    def assertServerAlive(self, message: str) -> None:
+        """``message``: what the server must keep doing, with ``{stopped}`` for why it did not."""
         stopped = probe(self.target)
-        self.require(stopped is None, f"the server must keep serving after {after}; {stopped}")
+        self.require(stopped is None, message.format(stopped=stopped))
 
     @rule("gambit-move-outside", last=True)
     def test_moveBeforeJoinIsAnErrorNotACrash(self) -> None:
@@ -253,9 +274,9 @@ class GambitConformance(ConformanceCase):
         client = self.client()
         client.send(Cmd.MOVE, "nobody", "abcd:e2e4")
         answer = client.receive()
-        self.assertServerAlive("a MOVE outside a game")
+        self.assertServerAlive(_("the server must keep serving after a MOVE outside a game; {stopped}"))
         if answer is None or answer.cmd != Cmd.ERROR:
-            self.deviation(f"a MOVE outside a game should get ERROR; got {describe(answer)}")
+            self.deviation(_("a MOVE outside a game should get ERROR; got {answer}").format(answer=describe(answer)))
 
     @rule("gambit-bad-json", last=True)
     def test_invalidJsonIsAnErrorNotACrash(self) -> None:
@@ -263,9 +284,9 @@ class GambitConformance(ConformanceCase):
         client = self.client()
         client.raw(b'{"Cmd": oops}\n')
         answer = client.receive()
-        self.assertServerAlive("invalid JSON")
+        self.assertServerAlive(_("the server must keep serving after invalid JSON; {stopped}"))
         if answer is None or answer.cmd != Cmd.ERROR:
-            self.deviation(f"invalid JSON should get ERROR; got {describe(answer)}")
+            self.deviation(_("invalid JSON should get ERROR; got {answer}").format(answer=describe(answer)))
 
     @rule("gambit-empty-user")
     def test_serverMessagesHaveAnEmptyUser(self) -> None:
@@ -273,7 +294,9 @@ class GambitConformance(ConformanceCase):
         client = self.client()
         client.send(Cmd.CREATE, "someone", "")
         answer = client.receive()
-        self.precondition(answer is not None, "needs an answer to CREATE", dependsOn="gambit-create")
+        self.precondition(answer is not None, _("needs an answer to CREATE"), dependsOn="gambit-create")
         assert answer is not None
         if answer.user:
-            self.deviation(f"the server's OK carries user {answer.user!r} (the original server fills it in)")
+            self.deviation(
+                _("the server's OK carries user {user!r} (the original server fills it in)").format(user=answer.user)
+            )

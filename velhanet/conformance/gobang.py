@@ -22,6 +22,7 @@ from pathlib import Path
 from velhanet.conformance import exchange
 from velhanet.conformance.base import ConformanceCase, Target, rule
 from velhanet.gobang.fifo import isAlive
+from velhanet.i18n import _, current
 
 Words = list[tuple[int, int, int]]
 
@@ -74,6 +75,7 @@ class Agent:
                 GOBANG_BYTE_ORDER=byteOrderName,
                 GOBANG_AGENT_TIMEOUT=str(timeout),
                 GOBANG_AGENT_DELAY=str(delay),
+                LANGUAGE=current().code,  # what it prints for a person (it cannot reach the server) in ours
             ),
         )
 
@@ -98,16 +100,18 @@ class Agent:
 
     def finish(self, timeout: float = 30) -> tuple[int | None, Words, str]:
         try:
-            output, _ = self.process.communicate(timeout=timeout)
+            output, _errors = self.process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            exchange.current().event(self.channel, f"waited {timeout:g} s for the client to end: stopped it")
+            stopped = _("waited {timeout:g} s for the client to end: stopped it").format(timeout=timeout)
+            exchange.current().event(self.channel, stopped)
             self.process.kill()
-            output, _ = self.process.communicate()
+            output, _errors = self.process.communicate()
         output = self.seen + output
         record(self.channel, output)
-        ended = {10: "could not reach the server", 11: "ran out of moves", 12: "waited too long for a word"}
         code = self.process.returncode
-        exchange.current().event(self.channel, f"the client ended: {ended.get(code or 0, f'status {code}')}")
+        ended = {10: _("could not reach the server"), 11: _("ran out of moves"), 12: _("waited too long for a word")}
+        how = ended.get(code or 0) or _("status {code}").format(code=code)
+        exchange.current().event(self.channel, _("the client ended: {how}").format(how=how))
         return code, wordsOf(output), output
 
 
@@ -126,7 +130,7 @@ def record(channel: str, output: str) -> None:
 
 
 def ops(words: Words) -> list[int]:
-    return [op for op, _, _ in words]
+    return [op for op, _x, _y in words]
 
 
 def serverFifos(target: Target) -> list[Path]:
@@ -148,22 +152,22 @@ def serverPid(target: Target) -> int:
 
 def canTest(target: Target) -> str | None:
     if target.pid <= 0:
-        return "--target must be the server's process id"
+        return _("--target must be the server's process id")
     if not Path(target.fifoDir).is_dir():  # first: a mistyped directory is the likelier slip
-        return f"the FIFO directory {target.fifoDir} does not exist"
+        return _("the FIFO directory {folder} does not exist").format(folder=target.fifoDir)
     if not isAlive(serverPid(target)):
-        return f"no process with pid {target.pid}"
+        return _("no process with pid {pid}").format(pid=target.pid)
     if not serverFifos(target):
-        return f"process {target.pid} has no FIFO gbs.{target.pid:05d} in {target.fifoDir}"
+        return _("process {pid} has no FIFO gbs.{pid:05d} in {folder}").format(pid=target.pid, folder=target.fifoDir)
     return None
 
 
 def probe(target: Target) -> str | None:
     """Still serving: the process runs and its FIFO exists."""
     if not isAlive(serverPid(target)):
-        return f"process {target.pid} has ended"
+        return _("process {pid} has ended").format(pid=target.pid)
     if not serverFifos(target):
-        return f"its FIFO in {target.fifoDir} is gone"
+        return _("its FIFO in {folder} is gone").format(folder=target.fifoDir)
     return None
 
 
@@ -188,7 +192,7 @@ class GobangConformance(ConformanceCase):
     def needsFifo(self) -> None:
         self.precondition(
             (Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}").exists(),
-            f"needs the server's FIFO gbs.{self.target.pid:05d}",
+            _("needs the server's FIFO gbs.{pid:05d}").format(pid=self.target.pid),
             dependsOn="gobang-fifo-name",
         )
 
@@ -200,7 +204,8 @@ class GobangConformance(ConformanceCase):
         blackAgent.waitFor(bool, SIGNON_PAUSE)
         whiteAgent = self.agent(2, *white)
         results = blackAgent.finish(self.target.seconds(30)), whiteAgent.finish(self.target.seconds(30))
-        self.precondition(all(code != 10 for code, _, _ in results), "the players could not reach the server's FIFO")
+        reached = all(code != 10 for code, _words, _output in results)
+        self.precondition(reached, _("the players could not reach the server's FIFO"))
         return results
 
     # -- signing on ------------------------------------------------------------------------------
@@ -211,16 +216,20 @@ class GobangConformance(ConformanceCase):
         path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"
         self.require(
             path.exists() and stat.S_ISFIFO(path.lstat().st_mode),
-            f"{path} must exist and be a FIFO; found {[str(p) for p in serverFifos(self.target)]}",
+            _("{path} must exist and be a FIFO; found {found}").format(
+                path=path, found=[str(p) for p in serverFifos(self.target)]
+            ),
         )
 
     @rule("gobang-signon")
     def test_signonAnsweredWithBoardSize(self) -> None:
         """A signon is answered first by opcode 7 with the board size in y."""
-        (code, words, output), _ = self.pair(["resign"], ["1,1"])
+        (code, words, output), _white = self.pair(["resign"], ["1,1"])
         self.require(
             words and words[0][0] == 7 and 5 <= words[0][2] <= 63,
-            f"the first answer to a signon must be opcode 7 with the size in y; got {words[:1] or output!r}",
+            _("the first answer to a signon must be opcode 7 with the size in y; got {got!r}").format(
+                got=words[:1] or output
+            ),
         )
 
     # -- playing ---------------------------------------------------------------------------------
@@ -228,49 +237,59 @@ class GobangConformance(ConformanceCase):
     @rule("gobang-black-first")
     def test_blackMovesFirst(self) -> None:
         """Once both players are in, black gets the first move request, opcode 8."""
-        (_, blackWords, _), (_, whiteWords, _) = self.pair(["resign"], [])
-        self.require(ops(blackWords)[:2] == [7, 8], f"black must get 7 then 8; got {ops(blackWords)}")
-        self.require(8 not in ops(whiteWords), f"white must not be asked to move before black; got {ops(whiteWords)}")
+        (_code, blackWords, _output), (_whiteCode, whiteWords, _whiteOutput) = self.pair(["resign"], [])
+        self.require(ops(blackWords)[:2] == [7, 8], _("black must get 7 then 8; got {ops}").format(ops=ops(blackWords)))
+        self.require(
+            8 not in ops(whiteWords),
+            _("white must not be asked to move before black; got {ops}").format(ops=ops(whiteWords)),
+        )
 
     @rule("gobang-five")
     def test_fiveInARowWins(self) -> None:
         """Five stones in a row win: every stone goes to both as 5/6, then opcode 1 to both."""
-        (blackCode, blackWords, _), (whiteCode, whiteWords, _) = self.pair(
+        (blackCode, blackWords, _output), (whiteCode, whiteWords, _whiteOutput) = self.pair(
             ["1,1", "2,1", "3,1", "4,1", "5,1"], ["1,3", "2,3", "3,3", "4,3"]
         )
         self.require(
             blackCode == 1 and whiteCode == 1,
-            f"both players must get opcode 1 (black wins); got black {blackCode}, white {whiteCode}",
+            _("both players must get opcode 1 (black wins); got black {black}, white {white}").format(
+                black=blackCode, white=whiteCode
+            ),
         )
         self.require(
             (5, 5, 1) in blackWords and (5, 5, 1) in whiteWords,
-            "the winning stone (5, 1) must be sent to both as opcode 5",
+            _("the winning stone (5, 1) must be sent to both as opcode 5"),
         )
-        self.require((6, 4, 3) in blackWords, "white's stones must be sent to black as opcode 6")
+        self.require((6, 4, 3) in blackWords, _("white's stones must be sent to black as opcode 6"))
 
     @rule("gobang-illegal")
     def test_illegalMoveGets9Then8(self) -> None:
         """A move on a taken point gets opcode 9, then opcode 8 again."""
-        (_, _, _), (_, whiteWords, whiteOutput) = self.pair(["1,1", "resign"], ["1,1", "2,2"])
+        _black, (_code, whiteWords, _output) = self.pair(["1,1", "resign"], ["1,1", "2,2"])
         sequence = ops(whiteWords)
         self.require(
             any(sequence[i : i + 2] == [9, 8] for i in range(len(sequence) - 1)),
-            f"white's move on black's stone must get 9 then 8; white saw {sequence}",
+            _("white's move on black's stone must get 9 then 8; white saw {ops}").format(ops=sequence),
         )
 
     @rule("gobang-passes")
     def test_twoPassesDraw(self) -> None:
         """Two passes in a row end the game as a draw, opcode 0."""
-        (blackCode, _, _), (whiteCode, _, _) = self.pair(["pass"], ["pass"])
-        self.require(blackCode == 0 and whiteCode == 0, f"both must get opcode 0; got {blackCode}, {whiteCode}")
+        (blackCode, _words, _output), (whiteCode, _whiteWords, _whiteOutput) = self.pair(["pass"], ["pass"])
+        self.require(
+            blackCode == 0 and whiteCode == 0,
+            _("both must get opcode 0; got {black}, {white}").format(black=blackCode, white=whiteCode),
+        )
 
     @rule("gobang-resign")
     def test_resign(self) -> None:
         """The player to move may resign: the other wins."""
-        (blackCode, _, _), (whiteCode, _, _) = self.pair(["resign"], [])
+        (blackCode, _words, _output), (whiteCode, _whiteWords, _whiteOutput) = self.pair(["resign"], [])
         self.require(
             blackCode == 2 and whiteCode == 2,
-            f"white wins after black resigns: opcode 2 to both; got {blackCode}, {whiteCode}",
+            _("white wins after black resigns: opcode 2 to both; got {black}, {white}").format(
+                black=blackCode, white=whiteCode
+            ),
         )
 
     # -- ending and watching ---------------------------------------------------------------------
@@ -278,8 +297,10 @@ class GobangConformance(ConformanceCase):
     @rule("gobang-signoff")
     def test_signoffEndsGameWith3(self) -> None:
         """A player's signoff ends the game for the other with opcode 3."""
-        (blackCode, _, _), (whiteCode, _, _) = self.pair(["1,1", "2,2"], ["signoff"])
-        self.require(blackCode == 3, f"black must get opcode 3 after white signs off; got {blackCode}")
+        (blackCode, _words, _output), _white = self.pair(["1,1", "2,2"], ["signoff"])
+        self.require(
+            blackCode == 3, _("black must get opcode 3 after white signs off; got {black}").format(black=blackCode)
+        )
 
     @rule("gobang-kibitz")
     def test_kibitz(self) -> None:
@@ -293,16 +314,25 @@ class GobangConformance(ConformanceCase):
         black.finish(self.target.seconds(30)), white.finish(self.target.seconds(30))
         code, words, output = kibitz.finish(timeout=self.target.seconds(10))
         if not words:
-            self.deviation(f"no answer to a kibitz signon (the text makes kibitz optional); {output.strip()!r}")
-        self.require(words[0][0] == 7, f"a kibitzer's first answer must be opcode 7; got {words[:1]}")
-        self.require(8 not in ops(words), "a kibitzer must never be asked to move")
-        self.require(any(op in (5, 6) for op in ops(words)), f"a kibitzer must see the stones; got {ops(words)}")
+            self.deviation(
+                _("no answer to a kibitz signon (the text makes kibitz optional); {output!r}").format(
+                    output=output.strip()
+                )
+            )
+        self.require(
+            words[0][0] == 7, _("a kibitzer's first answer must be opcode 7; got {words}").format(words=words[:1])
+        )
+        self.require(8 not in ops(words), _("a kibitzer must never be asked to move"))
+        self.require(
+            any(op in (5, 6) for op in ops(words)),
+            _("a kibitzer must see the stones; got {ops}").format(ops=ops(words)),
+        )
 
     @rule("gobang-kill", stopsTarget=True)
     def test_killRemovesTheServerFifo(self) -> None:
         """Kill (opcode 15) from the server's user stops it, and it removes its FIFO first."""
         if not self.target.extra.get("destructive"):
-            self.skipTest("stops the server: run with --destructive")
+            self.skipTest(_("stops the server: run with --destructive"))
         path = Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}"
         extra, prefix = self.target.extra, self.target.extra.get("agentPrefix", ())
         agent = Agent(self.target.fifoDir, self.target.pid, 15, cwd=extra.get("cwd"), prefix=prefix)
@@ -310,4 +340,7 @@ class GobangConformance(ConformanceCase):
         deadline = time.monotonic() + self.target.seconds(KILL_WAIT)
         while path.exists() and time.monotonic() < deadline:
             time.sleep(0.05)  # polling a path: no event to wait for across processes
-        self.require(not path.exists(), f"{path} must be gone after Kill (waited {self.target.limit(KILL_WAIT)})")
+        self.require(
+            not path.exists(),
+            _("{path} must be gone after Kill (waited {limit})").format(path=path, limit=self.target.limit(KILL_WAIT)),
+        )

@@ -29,6 +29,7 @@ from velhanet.gobang.wire import (
     decodeServer,
     encodeClient,
 )
+from velhanet.i18n import _
 
 
 def clientMeaning(op: int, x: int, y: int) -> str:
@@ -53,7 +54,7 @@ def main(argv: list[str]) -> int:
     try:
         serverFd = fifo.openForWriting(fifo.fifoPath(directory, "gbs", int(serverPid)))
     except Refused as error:
-        print(f"unreachable {error}", flush=True)
+        print(_("unreachable {error}").format(error=error), flush=True)  # in the checker's language (LANGUAGE)
         fifo.removeFifo(own)
         return 10
 
@@ -70,7 +71,7 @@ def main(argv: list[str]) -> int:
     first = True
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([readFd], [], [], max(0.0, deadline - time.monotonic()))
+        ready, _writable, _failed = select.select([readFd], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
             continue
         for raw in words.feed(os.read(readFd, 64)):

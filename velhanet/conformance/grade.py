@@ -37,6 +37,8 @@ changed since their previous version (``fixed: …; broke: …``);
 ``velhanet-grade history OUT STUDENT`` lists a student's versions. ``--csv``
 writes the class for a gradebook (``gradebook``). The exit status is 0 when
 every program could be tested and passed, 1 otherwise (130: interrupted).
+Everything is in the language of ``--language`` (or the environment's), the
+reports of every grading process too, wherever it runs.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import TextIO
 
 from velhanet.cluster.workers import RunRefused, connect
+from velhanet.conformance.base import FAIL, NOT_RUN, PASS, WARN
 from velhanet.conformance.classpage import classPage
 from velhanet.conformance.gradebook import ClassLine, formatTable, writeCsv
 from velhanet.conformance.gradeone import RUN_FILE
@@ -58,7 +61,8 @@ from velhanet.conformance.graderun import Graded, GradeRun
 from velhanet.conformance.history import History, HistoryError, changeLine, statusesOf
 from velhanet.conformance.htmlreport import htmlReport
 from velhanet.conformance.report import jsonReport, junitXml, reproduceCommand
-from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
+from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf, verdictCount
+from velhanet.i18n import _, ngettext
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.cgroups import RUN_VARIABLE
 from velhanet.sandbox.limits import MIB, ProgramLimits, SandboxSettings
@@ -148,7 +152,9 @@ class ClassGrading:
         if earlier is None:
             return False
         graded, report = earlier
-        change = f"unchanged since {graded.day} (same version)" + (f"; then {graded.change}" if graded.change else "")
+        change = _("unchanged since {day} (same version)").format(day=graded.day)
+        if graded.change:
+            change += _("; then {change}").format(change=graded.change)
         self.reproducible(submission, report)
         self.lines[submission.student] = ClassLine(submission, report, change)
         self.write(self.lines[submission.student], None, fresh=False)
@@ -201,9 +207,13 @@ class ClassGrading:
         (self.outDir / f"{student}.xml").write_bytes(junitXml(report))
         shown = log.read_bytes()[-PAGE_OUTPUT:].decode("utf-8", "replace") if log.exists() else ""
         if log.exists() and log.stat().st_size > PAGE_OUTPUT:
-            shown = f"… the last {PAGE_OUTPUT // 1024} KiB of {log.name} ({log.stat().st_size} bytes) …\n{shown}"
-        facts = [("version", submission.describe())] if submission.version else []
-        facts += [("since the last version", line.change)] if line.change else []
+            size = log.stat().st_size
+            cut = ngettext(
+                "… the last {kib} KiB of {file} ({n} byte) …", "… the last {kib} KiB of {file} ({n} bytes) …", size
+            ).format(kib=PAGE_OUTPUT // 1024, file=log.name, n=size)
+            shown = f"{cut}\n{shown}"
+        facts = [(_("version"), submission.describe())] if submission.version else []
+        facts += [(_("since the last version"), line.change)] if line.change else []
         (self.outDir / f"{student}.html").write_text(htmlReport(report, shown, facts), encoding="utf-8")
 
 
@@ -215,18 +225,19 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     arguments = made.parse_args(given)
     source = Path(arguments.folder)
     if not source.exists():
-        made.error(f"{source}: no such folder or class file")
+        made.error(_("{path}: no such folder or class file").format(path=source))
     if arguments.only:
         anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
         unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
         if unknown:
-            made.error(f"--only {', '.join(unknown)}: no such rule of {arguments.family}")
+            said = _("--only {rules}: no such rule of {family}")
+            made.error(said.format(rules=", ".join(unknown), family=arguments.family))
     try:
         deadline = parseDeadline(arguments.deadline) if arguments.deadline not in (None, "none") else None
     except ValueError as error:
         made.error(f"--deadline: {error}")
     if arguments.deadline is not None and source.is_dir():
-        made.error("--deadline needs a class file (a folder has no commits)")
+        made.error(_("--deadline needs a class file (a folder has no commits)"))
     settings = settingsFrom(arguments)
     try:
         sandbox = Sandbox.forCommand(settings, say=lambda line: print(f"velhanet-grade: {line}", file=out))
@@ -247,7 +258,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     except ClassFileError as error:
         made.error(str(error))
     if wanted - {s.student for s in submissions}:
-        made.error(f"--student {', '.join(sorted(wanted - {s.student for s in submissions}))}: no such student")
+        names = ", ".join(sorted(wanted - {s.student for s in submissions}))
+        made.error(_("--student {names}: no such student").format(names=names))
     try:
         records = History(outDir / "grades.db")
     except HistoryError as error:
@@ -264,18 +276,19 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     workers = arguments.workers or defaultWorkers(settings.limits)
     oneAtATime = arguments.family == "velha" and not sandbox.active
     if oneAtATime:  # on a cluster too: its workers would run the peers side by side
-        print(
-            "velhanet-grade: velha without a sandbox: one at a time"
-            " (the peers and their checkers would share a network)",
-            file=out,
-        )
+        alone = _("velha without a sandbox: one at a time (the peers and their checkers would share a network)")
+        print(f"velhanet-grade: {alone}", file=out)
         workers = 1
     interrupted = False
     if toGrade:
         os.environ[RUN_VARIABLE] = str(os.getpid())  # the graders' control groups are named after this command
-        where = arguments.scheduler or f"this machine, {min(workers, len(toGrade))} at a time"
-        where += ", one at a time" if oneAtATime and arguments.scheduler else ""
-        print(f"velhanet-grade: grading {len(toGrade)} of {len(submissions)} on {where}", file=out, flush=True)
+        counts = {"n": len(toGrade), "total": len(submissions), "atOnce": min(workers, len(toGrade))}
+        if arguments.scheduler:
+            said = _("grading {n} of {total} on {scheduler}").format(scheduler=arguments.scheduler, **counts)
+            said += _(", one at a time") if oneAtATime else ""
+        else:
+            said = _("grading {n} of {total} on this machine, {atOnce} at a time").format(**counts)
+        print(f"velhanet-grade: {said}", file=out, flush=True)
         atOnce = min(workers, len(toGrade))
         interrupted = gradeOnCluster(arguments, atOnce, settings, options, toGrade, grading, oneAtATime)
     lines = [grading.lines[s.student] for s in submissions if s.student in grading.lines]
@@ -286,14 +299,19 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     print(formatTable(lines), file=out)
     if arguments.csv:
         writeCsv(Path(arguments.csv), lines)
-    print(
-        f"reports in {outDir}/: index.html (the class, students × rules); per student an HTML page, a JSON and a"
-        " JUnit XML report, and the program's output; grades.db: every version graded",
-        file=out,
+    said = _(
+        "reports in {folder}/: index.html (the class, students × rules); per student an HTML page, a JSON and a"
+        " JUnit XML report, and the program's output; grades.db: every version graded"
     )
+    print(said.format(folder=outDir), file=out)
     if interrupted:
         left = len(submissions) - len(lines)
-        print(f"interrupted: {left} submission(s) not graded; the same command goes on (what is graded is kept)")
+        said = ngettext(
+            "interrupted: {n} submission not graded; the same command goes on (what is graded is kept)",
+            "interrupted: {n} submissions not graded; the same command goes on (what is graded is kept)",
+            left,
+        )
+        print(said.format(n=left))
         sys.exit(130)
     sys.exit(0 if all(line.passed for line in lines) and len(lines) == len(submissions) else 1)
 
@@ -311,7 +329,7 @@ def gradeOnCluster(
     try:
         client, local = connect(arguments.scheduler, workers)
     except OSError as error:
-        print(f"velhanet-grade: the cluster cannot be reached: {error}", file=sys.stderr)
+        print("velhanet-grade: " + _("the cluster cannot be reached: {error}").format(error=error), file=sys.stderr)
         sys.exit(1)
     run = GradeRun(arguments.family, client, settings, options, arguments.only, atOnce=1 if oneAtATime else 0)
     previous = signal.signal(signal.SIGINT, lambda *_: run.stop())
@@ -337,7 +355,7 @@ def history(argv: list[str], out: TextIO) -> int:
     path = Path(arguments.out)
     path = path / "grades.db" if path.is_dir() else path
     if not path.is_file():
-        made.error(f"{path}: no such file (velhanet-grade writes it in its --out folder)")
+        made.error(_("{path}: no such file (velhanet-grade writes it in its --out folder)").format(path=path))
     try:
         records = History(path)
     except HistoryError as error:
@@ -345,21 +363,23 @@ def history(argv: list[str], out: TextIO) -> int:
     versions = records.versionsOf(arguments.student)
     records.close()
     if not versions:
-        print(f"{arguments.student}: never graded in {path}", file=out)
+        print(_("{student}: never graded in {path}").format(student=arguments.student, path=path), file=out)
         return 1
     for entry in versions:
         graded, row = entry["graded"], entry["row"]
-        where = (
-            f"commit {graded.version[:12]} of {graded.committed}"
-            if graded.source == "git"
-            else f"folder {graded.version}"
+        if graded.source == "git":
+            where = _("commit {version} of {committed}").format(version=graded.version[:12], committed=graded.committed)
+        else:
+            where = _("folder {version}").format(version=graded.version)
+        counts = ", ".join(
+            verdictCount(status, row[column])
+            for status, column in ((PASS, "passed"), (FAIL, "failed"), (WARN, "warned"), (NOT_RUN, "notRun"))
         )
-        counts = f"{row['passed']} pass, {row['failed']} fail, {row['warned']} warn, {row['notRun']} not run"
         print(f"{graded.graded}  {entry['family']}  {where}: {counts}: {graded.verdict}", file=out)
         print(f"    {entry['change']}", file=out)
         failed = sorted(rule for rule, status in graded.statuses.items() if status == "FAIL")
         if failed:
-            print(f"    failed: {', '.join(failed)}", file=out)
+            print("    " + _("failed: {rules}").format(rules=", ".join(failed)), file=out)
     return 0
 
 

@@ -18,8 +18,12 @@ from pathlib import Path
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
 from velhanet.conformance.graderun import Graded
 from velhanet.conformance.runner import Report
+from velhanet.i18n import _
 from velhanet.submissions import Submission
 
+# The CSV's header row is what a learning platform's import maps (Moodle, Canvas): its column names stay as
+# they are, in English, whatever language velhanet speaks; the values that are sentences (the verdict's reason,
+# the change) are in the run's language.
 CSV_COLUMNS = [
     "student",
     "id",
@@ -56,7 +60,7 @@ class ClassLine:
         verdict = "fail" if report.count(FAIL) else "pass"
         program = report.program
         if report.cannotTest:
-            verdict = f"cannot test: {report.cannotTest}"
+            verdict = _("cannot test: {reason}").format(reason=report.cannotTest)
         if program is not None and program.brokeALimit:
             verdict = f"fail: {program.cause}"
         notes = program.notes() if program is not None else []
@@ -68,7 +72,9 @@ class ClassLine:
         submission = self.submission
         if not submission.version:
             return "-"
-        return f"{'git' if submission.source == 'git' else 'dir'} {submission.version[:8]}"
+        if submission.source == "git":
+            return f"git {submission.version[:8]}"
+        return _("dir {version}").format(version=submission.version[:8])
 
     def score(self) -> float:
         """Percent of the rules that ran and did not FAIL (0 when nothing could be tested)."""
@@ -97,8 +103,9 @@ class ClassLine:
 
 
 def formatTable(lines: list[ClassLine]) -> str:
-    """One row per student, and under it what changed since the student's previous version."""
-    header = ["student", "version", "pass", "fail", "warn", "skip", "not run", "verdict"]
+    """One row per student, and under it what changed since the student's previous version (the verdicts'
+    columns are named by the verdict tokens, not translated, as PASS and FAIL are not)."""
+    header = [_("student"), _("version"), "pass", "fail", "warn", "skip", "not run", _("verdict")]
     rows = [header, *(line.row() for line in lines)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
     text = []

@@ -8,7 +8,9 @@ inside the program's own network, so that the checks of two submissions graded
 at the same time never see each other's traffic), starts the program in its
 sandbox with the placeholders of its ``velhanet-run`` filled in, checks it,
 stops it, and prints one line ``RESULT {json}``: the whole report
-(``reportdata``) and what the program printed (up to the output limit).
+(``reportdata``) and what the program printed (up to the output limit). The
+report speaks the submission's ``language``, the one ``velhanet-grade`` was
+told (``--language``) or found in its environment, wherever this runs.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from velhanet.conformance.base import Target
 from velhanet.conformance.report import DEFAULT_PORTS, parseArguments, targetFrom
 from velhanet.conformance.reportdata import reportToData
 from velhanet.conformance.runner import Report, runChecks
+from velhanet.i18n import _, current, use
 from velhanet.listening import freePort
 from velhanet.sandbox import Sandbox, SandboxUnavailable, settingsFrom
 from velhanet.sandbox.blocking import BlockingProgram, SandboxStartFailed
@@ -72,16 +75,19 @@ def _exitedEarly(family: str, student: str, program: BlockingProgram, log: Path 
         return None
     report = Report(family, student)
     if program.brokeALimit:
-        report.cannotTest = "the program was stopped before it could be tested"
+        report.cannotTest = _("the program was stopped before it could be tested")
         return report
     said = ""
     if log is not None:
         with contextlib.suppress(OSError):
             lines = log.read_bytes()[-4096:].decode("utf-8", "replace").strip().splitlines()
             said = lines[-1].strip() if lines else ""
-    report.cannotTest = f"the program exited with status {status} before it could be tested" + (
-        f": {said}" if said else ""
-    )
+    if said:
+        report.cannotTest = _("the program exited with status {status} before it could be tested: {said}").format(
+            status=status, said=said
+        )
+    else:
+        report.cannotTest = _("the program exited with status {status} before it could be tested").format(status=status)
     return report
 
 
@@ -95,12 +101,16 @@ def gradeOne(
     sandbox: Sandbox | None = None,
     only: str = "",
 ) -> Report:
-    """Start one submission (in its sandbox), check it from inside its network, stop it; its output goes to ``log``."""
-    sandbox = sandbox or Sandbox.forCommand(settingsFrom(parseArguments(["gambit"])), say=lambda line: None)
+    """Start one submission (in its sandbox), check it from inside its network, stop it; its output goes to ``log``.
+
+    The checks' options are parsed as ``velhanet-check``'s, with ``--language`` of the language this process
+    speaks (a parser sets the language it is given, the environment's if none)."""
+    options = [*options, "--language", current().code]
+    sandbox = sandbox or Sandbox.forCommand(settingsFrom(parseArguments(["gambit", *options])), say=lambda line: None)
     runFile = submission / RUN_FILE
     if not runFile.exists():
         report = Report(family, student)
-        report.cannotTest = f"no {RUN_FILE} file in the submission"
+        report.cannotTest = _("no {file} file in the submission").format(file=RUN_FILE)
         return report
     template = runFile.read_text(encoding="utf-8").strip()
     values = {"port": "", "fifo_dir": "", "address": "", "announce": ""}
@@ -168,6 +178,7 @@ def settingsFromData(data: dict[str, Any]) -> SandboxSettings:
 def main() -> None:
     """One submission from stdin, its ``RESULT`` line on stdout."""
     spec = json.loads(sys.stdin.read())
+    use(spec.get("language"))  # the command's, not this machine's environment's
     settings = settingsFromData(spec["sandbox"])
     if settings.mode != "off":
         enterUserNamespace(privateNetwork=True)  # before any thread; the checks run inside the program's network

@@ -1,7 +1,8 @@
 """Grading many submissions at once, on this machine or on the league's Dask cluster (``velhanet.cluster``).
 
-Each submission is one task (``gradetask.gradeSubmission``): packed once as a
-content-addressed archive, checked in a process of its own on a worker, its
+Each submission is one task (``gradetask.gradeSubmission``): packed as a
+content-addressed archive that travels with its task (a worker unpacks a version
+once), checked in a process of its own on a worker, its
 program in its own sandbox and network. ``GradeRun.grade`` keeps a bounded
 number in flight, hands each result to the caller as it comes (so that what
 is graded is recorded even if the run stops), grades a submission again when
@@ -20,12 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from velhanet.cluster.archive import pack
 from velhanet.cluster.pool import NoWorkers, TaskPool
 from velhanet.cluster.workers import RunRefused, WrongVersion, checkWorkers
 from velhanet.conformance.gradeone import settingsToData
 from velhanet.conformance.gradetask import gradeSubmission
 from velhanet.conformance.reportdata import reportFromData
 from velhanet.conformance.runner import Report
+from velhanet.i18n import _, current, ngettext
 from velhanet.sandbox.limits import SandboxSettings
 from velhanet.submissions import Submission
 
@@ -60,10 +63,13 @@ class GradeRun:
         progress: TextIO = sys.stderr,
         task: Callable[..., dict[str, Any]] = gradeSubmission,
         atOnce: int = 0,
+        language: str = "",
     ) -> None:
         """``task`` grades one submission on a worker (``gradetask.gradeSubmission``; a test gives another);
-        ``atOnce``: at most so many at the same time (0: as many as the cluster runs)."""
+        ``atOnce``: at most so many at the same time (0: as many as the cluster runs); ``language``: the one
+        every grading process speaks, wherever it runs (default: this process's)."""
         self.atOnce = atOnce
+        self.language = language or current().code
         self.task = task
         self.family, self.client, self.settings = family, client, settings
         self.options, self.only, self.progressTo = options, only, progress
@@ -81,28 +87,27 @@ class GradeRun:
             "options": self.options,
             "only": self.only,
             "sandbox": settingsToData(self.settings),
+            "language": self.language,
         }
 
     def grade(self, submissions: list[tuple[int, Submission]], finished: Callable[[Submission, Graded], None]) -> None:
         """Grade each ``(index, submission)``; ``finished`` is called with each result, in this thread."""
-        expected = checkWorkers(self.client, "this velhanet-grade")
+        expected = checkWorkers(self.client, _("this velhanet-grade"))
         pool: TaskPool[Job] = TaskPool(self.client, self.progress)
         pool.stopping = self.stopping
         self.pool = pool
-        archives: dict[str, Any] = {}
         queue = list(submissions)
         self.total, self.done = len(queue), 0
         ahead = self.atOnce or max(2, pool.workers() * 2)
 
         def submit(index: int, submission: Submission, attempt: int) -> None:
             assert submission.folder is not None
-            if submission.version not in archives:
-                archives[submission.version] = pool.hold(submission.version, submission.folder)
+            # The archive goes with its task, not as a task of its own (the league's pool.hold): the scheduler
+            # runs a task where its inputs are, and two archives held by one worker kept a second one idle.
+            archive = pack(submission.folder)
             spec = self.specOf(index, submission)
             job = (index, submission, attempt)
-            pool.submit(
-                job, f"grade-{submission.student}-{attempt}", self.task, spec, archives[spec["version"]], expected
-            )
+            pool.submit(job, f"grade-{submission.student}-{attempt}", self.task, spec, archive, expected)
 
         def refill() -> None:
             while queue and pool.inFlight < ahead and not pool.stopping.is_set():
@@ -116,12 +121,15 @@ class GradeRun:
                 except WrongVersion as error:
                     pool.stopping.set()
                     pool.cancelAll()
-                    raise RunRefused(f"{error}: install the same velhanet on every worker") from None
+                    raise RunRefused(
+                        _("{error}: install the same velhanet on every worker").format(error=error)
+                    ) from None
                 except Exception as error:  # the grading process failed, or Dask gave up on the task
                     if attempt + 1 < MAX_ATTEMPTS:
                         submit(index, submission, attempt + 1)
                         continue
-                    report = Report(self.family, submission.student, cannotTest=f"the grading itself failed: {error}")
+                    failed = _("the grading itself failed: {error}").format(error=error)
+                    report = Report(self.family, submission.student, cannotTest=failed)
                     finished(submission, Graded(report, None, ""))
                 else:
                     report = reportFromData(result["report"])
@@ -131,9 +139,15 @@ class GradeRun:
                 self.done += 1
                 self.progress()
         except NoWorkers as gone:
+            left = self.total - self.done
             raise RunRefused(
-                f"no worker for {gone.seconds:.0f} s, {self.total - self.done} submission(s) not graded: the cluster"
-                " lost its workers (see its log); start workers and run again: what is graded is kept"
+                ngettext(
+                    "no worker for {seconds:.0f} s, {n} submission not graded: the cluster lost its workers"
+                    " (see its log); start workers and run again: what is graded is kept",
+                    "no worker for {seconds:.0f} s, {n} submissions not graded: the cluster lost its workers"
+                    " (see its log); start workers and run again: what is graded is kept",
+                    left,
+                ).format(seconds=gone.seconds, n=left)
             ) from None
         finally:
             print("", file=self.progressTo, flush=True)
@@ -155,6 +169,9 @@ class GradeRun:
         workers = self.pool.workers()
         running = min(self.pool.inFlight, workers)
         left = (self.total - self.done) * elapsed / self.done if self.done else 0.0
-        estimate = f"left ~{left / 60:.0f} min" if self.done else "left: after the first"
-        line = f"\rgraded {self.done}/{self.total}  running {running}  {estimate}  workers {workers}   "
+        estimate = _("left ~{minutes:.0f} min").format(minutes=left / 60) if self.done else _("left: after the first")
+        said = _("graded {done}/{total}  running {running}  {estimate}  workers {workers}").format(
+            done=self.done, total=self.total, running=running, estimate=estimate, workers=workers
+        )
+        line = f"\r{said}   "
         print(line, end="", file=self.progressTo, flush=True)

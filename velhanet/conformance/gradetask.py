@@ -4,7 +4,9 @@
 ``gradeSubmission`` runs in a Dask worker (a thread of it). It checks that the
 worker runs the same velhanet as the command (``refuseOtherVersions``), unpacks
 the submission's archive into the worker's cache once per version, and starts
-``python -m velhanet.conformance.gradeone`` with the submission on its stdin.
+``python -m velhanet.conformance.gradeone`` with the submission on its stdin
+(and the language the command speaks: its reports are in it, whatever the
+worker's own environment asks for).
 That process dies with the worker (``PR_SET_PDEATHSIG``), and the student's
 program with it: a worker killed in the middle of a check leaves nothing
 behind, and the scheduler gives the task to another worker, whose result is
@@ -19,6 +21,9 @@ from typing import Any
 
 from velhanet.cluster.archive import unpacked
 from velhanet.cluster.workers import refuseOtherVersions, taskProcess
+from velhanet.i18n import N_, language
+
+NO_RESULT = N_("the grading process ended with status {status} without a result: {said}")
 
 
 def gradeSubmission(spec: dict[str, Any], archive: bytes, expected: str) -> dict[str, Any]:
@@ -34,6 +39,5 @@ def gradeSubmission(spec: dict[str, Any], archive: bytes, expected: str) -> dict
             result.update(worker=address, began=began, ended=time.time())
             return result
     said = stderr.strip().splitlines()
-    raise RuntimeError(
-        f"the grading process ended with status {child.returncode} without a result: {said[-1] if said else ''}"
-    )
+    speaking = language(spec.get("language") or "en")  # the command's language, not the worker's
+    raise RuntimeError(speaking.gettext(NO_RESULT).format(status=child.returncode, said=said[-1] if said else ""))

@@ -8,7 +8,9 @@ them), every rule's verdict with its reason, and the whole report (so that a
 version already graded is shown again without running it). From two graded
 versions of a student, ``changes`` says which rules the new one fixed and
 which it broke. The database's ``user_version`` is its schema's: an older
-file is brought up to date when opened, a newer one refused.
+file is brought up to date when opened, a newer one refused. The reasons kept
+are in the language of the run that graded; what changed is told from the
+rules' ids, in the language of the run that tells it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
 from velhanet.conformance.reportdata import reportFromData, reportToData
 from velhanet.conformance.runner import Report
+from velhanet.i18n import _
 from velhanet.submissions import Submission
 
 SCHEMA_VERSION = 1
@@ -99,12 +102,16 @@ def changeLine(previous: Graded | None, now: dict[str, str], verdict: str) -> st
     if previous is None:
         return ""
     fixed, broke = changes(previous.statuses, now)
-    parts = [f"fixed: {', '.join(fixed)}"] if fixed else []
-    parts += [f"broke: {', '.join(broke)}"] if broke else []
+    parts = [_("fixed: {rules}").format(rules=", ".join(fixed))] if fixed else []
+    parts += [_("broke: {rules}").format(rules=", ".join(broke))] if broke else []
     if not parts:
-        same = "same verdicts" if verdict == previous.verdict else f"was: {previous.verdict}"
+        same = (
+            _("same verdicts") if verdict == previous.verdict else _("was: {verdict}").format(verdict=previous.verdict)
+        )
         parts.append(same)
-    return f"since version {previous.version[:12]} (graded {previous.day}): " + "; ".join(parts)
+    return _("since version {version} (graded {day}): {changes}").format(
+        version=previous.version[:12], day=previous.day, changes="; ".join(parts)
+    )
 
 
 def statusesOf(report: Report) -> dict[str, str]:
@@ -118,7 +125,11 @@ class History:
         self.connection.row_factory = sqlite3.Row
         version = self.connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise HistoryError(f"{path} was written by a newer velhanet (schema {version}, this one {SCHEMA_VERSION})")
+            raise HistoryError(
+                _("{path} was written by a newer velhanet (schema {version}, this one {ours})").format(
+                    path=path, version=version, ours=SCHEMA_VERSION
+                )
+            )
         with self.connection:
             self.connection.executescript(SCHEMA)
             self.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -214,9 +225,9 @@ class History:
             key = (row["family"], row["settings"])
             before = seen.get(key)
             if before is not None and before.version == graded.version:
-                change = "same version, graded again"
+                change = _("same version, graded again")
             else:
-                change = changeLine(before, graded.statuses, graded.verdict) or "first graded version"
+                change = changeLine(before, graded.statuses, graded.verdict) or _("first graded version")
             seen[key] = graded
             listed.append({"graded": graded, "family": row["family"], "change": change, "row": dict(row)})
         return listed

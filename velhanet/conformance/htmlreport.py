@@ -14,9 +14,47 @@ from html import escape
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN
 from velhanet.conformance.exchange import EVENT, SENT, ExchangeLine
-from velhanet.conformance.runner import Outcome, Report, summary
+from velhanet.conformance.runner import Outcome, Report, summary, verdictCount
+from velhanet.i18n import N_, _, current, ngettext
 
 COLOURS = {PASS: "#1a7f37", FAIL: "#cf222e", WARN: "#9a6700", SKIP: "#57606a", NOT_RUN: "#6e7781"}
+
+HTML_LANGUAGES = {"pt": "pt-BR"}
+"""A page's ``lang`` where it is not the language's code: velhanet's Portuguese is Brazil's."""
+
+LANGUAGE_NAMES = {"pt": N_("Portuguese"), "es": N_("Spanish"), "de": N_("German"), "en": N_("English")}
+"""The original texts' languages, as a report names them."""
+
+
+def languageName(code: str) -> str:
+    return _(LANGUAGE_NAMES[code]) if code in LANGUAGE_NAMES else code
+
+
+SANDBOX_RULE = N_("the program stays within its sandbox's limits")
+"""The rule a program started by velhanet breaks when its sandbox stops it."""
+
+
+def notTested(reason: str) -> str:
+    """Why nothing was checked, as every report says it."""
+    return _("cannot test: {reason}").format(reason=reason)
+
+
+def ruleText(outcome: Outcome) -> str:
+    """The rule, in the language the report is read in (the runner gives it so; a report kept from an earlier
+    run, ``grades.db``, may hold it in English)."""
+    return _(outcome.rule) if outcome.rule else outcome.rule
+
+
+def expectedText(outcome: Outcome) -> str:
+    """What was expected: the check's own words, or the rule (translated) when the message does not say."""
+    expected = outcome.expected
+    return ruleText(outcome) if expected == outcome.rule else expected
+
+
+def markup(message: str, **values: str) -> str:
+    """A translated text in a page: escaped, then ``values`` (HTML already) put in its ``{placeholders}``."""
+    return escape(message).format(**values)
+
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:70rem;padding:1rem;
@@ -53,33 +91,38 @@ def htmlReport(report: Report, program: str = "", facts: Sequence[tuple[str, str
         parts += [f"<dt>{escape(name)}</dt><dd>{escape(value)}</dd>" for name, value in facts]
         parts.append("</dl>")
     if report.cannotTest:
-        parts.append(f'<p class="cannot">cannot test: {escape(report.cannotTest)}; nothing was graded</p>')
+        cannot = markup(_("cannot test: {reason}; nothing was graded"), reason=escape(report.cannotTest))
+        parts.append(f'<p class="cannot">{cannot}</p>')
     else:
         counts = "".join(
-            f'<span style="background:{COLOURS[status]}">{report.count(status)} {status.lower()}</span>'
+            f'<span style="background:{COLOURS[status]}">{escape(verdictCount(status, report.count(status)))}</span>'
             for status in VERDICTS
         )
         parts.append(f'<p class="summary">{escape(summary(report))}</p><p class="counts">{counts}</p>')
     verdict = report.program
     if verdict is not None:
-        parts.append('<section class="program"><h2>The program</h2><dl>')
+        heading, broken, noted, sandbox = map(escape, (_("The program"), _("limit broken"), _("note"), _("sandbox")))
+        parts.append(f'<section class="program"><h2>{heading}</h2><dl>')
         if verdict.cause:
-            parts.append(f"<dt>limit broken</dt><dd>{escape(verdict.cause)}</dd>")
-        parts += [f"<dt>note</dt><dd>{escape(note)}</dd>" for note in verdict.notes()]
-        parts.append(f"<dt>sandbox</dt><dd>{escape(verdict.enforcement)}</dd></dl></section>")
+            parts.append(f"<dt>{broken}</dt><dd>{escape(verdict.cause)}</dd>")
+        parts += [f"<dt>{noted}</dt><dd>{escape(note)}</dd>" for note in verdict.notes()]
+        parts.append(f"<dt>{sandbox}</dt><dd>{escape(verdict.enforcement)}</dd></dl></section>")
     first = {FAIL: 0, WARN: 1, NOT_RUN: 2, SKIP: 3, PASS: 4}  # what to fix first, first
     parts += [ruleSection(o) for o in sorted(report.outcomes, key=lambda outcome: first.get(outcome.status, 5))]
     if program:
-        parts.append(f'<section class="output"><h2>What the program printed</h2><pre>{escape(program)}</pre></section>')
+        printed = escape(_("What the program printed"))
+        parts.append(f'<section class="output"><h2>{printed}</h2><pre>{escape(program)}</pre></section>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
 def pageStart(title: str, style: str) -> list[str]:
-    """The head of a self-contained page (its styles inline, readable on a phone) and its heading."""
+    """The head of a self-contained page (its styles inline, readable on a phone) and its heading, in the
+    language this process speaks."""
+    code = current().code
     return [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        f'<html lang="{HTML_LANGUAGES.get(code, code)}"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{style}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
@@ -88,34 +131,35 @@ def pageStart(title: str, style: str) -> list[str]:
 
 def ruleSection(outcome: Outcome) -> str:
     colour = COLOURS.get(outcome.status, "#57606a")
+    reference = markup(_("velhanet's rule: {reference}"), reference=f"<code>{escape(outcome.reference)}</code>")
     parts = [
         f'<section class="rule {outcome.status.lower().replace(" ", "-")}" id="{escape(outcome.anchor)}" '
         f'style="--c:{colour}">',
-        f'<h2><span class="verdict">{escape(outcome.status)}</span>{escape(outcome.rule)}</h2>',
-        f'<div class="ref">{escape(outcome.anchor)} · velhanet\'s rule: <code>{escape(outcome.reference)}</code></div>',
+        f'<h2><span class="verdict">{escape(outcome.status)}</span>{escape(ruleText(outcome))}</h2>',
+        f'<div class="ref">{escape(outcome.anchor)} · {reference}</div>',
     ]
     original = outcome.original
     if original is not None:
+        spec = f"<code>{escape(original.spec)}</code>"
+        said = markup(
+            _("the original text ({language}, {spec})"), language=escape(languageName(original.language)), spec=spec
+        )
+        if original.decision:
+            decision = f"<code>{escape(original.decisionReference)}</code>"
+            said += markup(_("; the rule is velhanet's reading of it: {reference}"), reference=decision)
         parts.append(
             f'<blockquote lang="{escape(original.language)}">{escape(original.sentence)}</blockquote>'
-            f'<div class="small">the original text ({escape(original.languageName)}, '
-            f"<code>{escape(original.spec)}</code>)"
-            + (
-                f"; the rule is velhanet's reading of it: <code>{escape(original.decisionReference)}</code>"
-                if original.decision
-                else ""
-            )
-            + "</div>"
+            f'<div class="small">{said}</div>'
         )
     facts = []
     if outcome.status in (FAIL, WARN):
-        facts += [("expected", outcome.expected), ("observed", outcome.observed)]
+        facts += [(_("expected"), expectedText(outcome)), (_("observed"), outcome.observed)]
     elif outcome.reason:
-        facts.append(("why", outcome.reason))
+        facts.append((_("why"), outcome.reason))
     if outcome.status in (FAIL, WARN) and outcome.expected == outcome.rule and outcome.reason != outcome.observed:
-        facts.append(("message", outcome.reason))
+        facts.append((_("message"), outcome.reason))
     if outcome.reproduce and outcome.status in (FAIL, WARN):
-        facts.append(("run it again", outcome.reproduce))
+        facts.append((_("run it again"), outcome.reproduce))
     if facts:
         parts.append("<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts) + "</dl>")
     parts.append(exchangeTable(outcome))
@@ -126,15 +170,20 @@ def ruleSection(outcome: Outcome) -> str:
 def exchangeTable(outcome: Outcome) -> str:
     lines = outcome.exchange.lines
     if not lines:
-        return '<p class="small">nothing was exchanged in this check</p>'
+        nothing = escape(_("nothing was exchanged in this check"))
+        return f'<p class="small">{nothing}</p>'
     rows = []
     for index, line in enumerate(lines):
         if outcome.exchange.leftOut and index == len(outcome.exchange.head):
-            rows.append(f'<tr><td colspan="4" class="event">… {outcome.exchange.leftOut} lines left out …</td></tr>')
+            leftOut = outcome.exchange.leftOut
+            said = ngettext("… {n} line left out …", "… {n} lines left out …", leftOut).format(n=leftOut)
+            rows.append(f'<tr><td colspan="4" class="event">{escape(said)}</td></tr>')
         rows.append(exchangeRow(line))
+    headings = (_("ms"), _("channel"), _("sent by the checker"), _("received from the program"))
     return (
-        '<div class="scroll"><table class="exchange"><thead><tr><th>ms</th><th>channel</th>'
-        "<th>sent by the checker</th><th>received from the program</th></tr></thead><tbody>"
+        '<div class="scroll"><table class="exchange"><thead><tr>'
+        + "".join(f"<th>{escape(heading)}</th>" for heading in headings)
+        + "</tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table></div>"
     )

@@ -23,8 +23,9 @@ from typing import TextIO
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN, Target
-from velhanet.conformance.htmlreport import htmlReport
+from velhanet.conformance.htmlreport import SANDBOX_RULE, expectedText, htmlReport, languageName, notTested, ruleText
 from velhanet.conformance.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, summary
+from velhanet.i18n import _
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.userns import enterUserNamespace
 from velhanet.startup import ArgumentParser
@@ -47,7 +48,7 @@ INDENT = " " * 9
 
 def outcomeLine(outcome: Outcome, verbose: bool = False) -> str:
     """The rule's line; under a FAIL or WARN (every rule with ``verbose``) the evidence a student acts on."""
-    line = f"{outcome.status:7}  {outcome.rule}  [{outcome.reference}]"
+    line = f"{outcome.status:7}  {ruleText(outcome)}  [{outcome.reference}]"
     if outcome.reason and outcome.status != PASS:
         line += f"\n{INDENT}-> {outcome.reason}"
     if outcome.status in (FAIL, WARN) or (verbose and outcome.status != SKIP):
@@ -59,26 +60,28 @@ def evidenceLines(outcome: Outcome, verbose: bool = False) -> list[str]:
     """expected/observed, the original sentence, the end of the exchange, and the command that runs it again."""
     lines = []
     if outcome.status in (FAIL, WARN):
-        lines += [f"expected: {outcome.expected}", f"observed: {outcome.observed}"]
+        lines.append(_("expected: {expected}").format(expected=expectedText(outcome)))
+        lines.append(_("observed: {observed}").format(observed=outcome.observed))
     original = outcome.original
     if original is not None:
-        lines.append(f"original ({original.languageName}, {original.spec}): «{original.sentence}»")
+        said = _("original ({language}, {spec}): «{sentence}»")
+        lines.append(
+            said.format(language=languageName(original.language), spec=original.spec, sentence=original.sentence)
+        )
         if original.decision:
-            lines.append(f"velhanet's reading of the text: {original.decisionReference}")
+            lines.append(_("velhanet's reading of the text: {reference}").format(reference=original.decisionReference))
     shown = outcome.exchange.textLines(None if verbose else EXCHANGE_SHOWN)
     if shown:
-        lines.append("exchange (ms since the check began; -> sent, <- received, ** event):")
+        lines.append(_("exchange (ms since the check began; -> sent, <- received, ** event):"))
         lines += [f"  {text}" for text in shown]
     if outcome.reproduce and outcome.status in (FAIL, WARN):
-        lines.append(f"again: {outcome.reproduce}")
+        lines.append(_("again: {command}").format(command=outcome.reproduce))
     return lines
 
 
-def reproduceCommand(
-    argv: list[str], anchor: str, program: str = "velhanet-check", more: tuple[str, ...] = ()
-) -> str:
+def reproduceCommand(argv: list[str], anchor: str, program: str = "velhanet-check", more: tuple[str, ...] = ()) -> str:
     """The command line that runs the one check ``anchor`` again, as given but for the report files
-    (``more``: options to add, as ``velhanet-grade``'s ``--student NAME``)."""
+    (``more``: options to add, as ``velhanet-grade``'s ``--student NAME``); a ``--language`` given is kept."""
     dropWithValue = {"--only", "--json", "--junit-xml", "--html", "--student", "--out", "--csv", "--workers"}
     dropAlone = {"--quiet", "--verbose", "--again"}
     kept, skip = [], False
@@ -103,19 +106,19 @@ def programLines(report: Report) -> list[str]:
         return []
     lines = []
     if verdict.cause:
-        lines.append("FAIL     the program stays within its sandbox's limits  [docs/security.md#sandbox-limits]")
-        lines.append(f"         -> {verdict.cause}")
-    lines += [f"note: {note}" for note in verdict.notes()]
-    lines.append(f"sandbox: {verdict.enforcement}")
+        lines.append(f"{FAIL:7}  {_(SANDBOX_RULE)}  [docs/security.md#sandbox-limits]")
+        lines.append(f"{INDENT}-> {verdict.cause}")
+    lines += [_("note: {note}").format(note=note) for note in verdict.notes()]
+    lines.append(_("sandbox: {enforcement}").format(enforcement=verdict.enforcement))
     return lines
 
 
 def formatReport(report: Report) -> str:
     lines = [f"velhanet-check {report.family}: {report.target}"]
     if report.cannotTest:
-        lines.append(f"cannot test: {report.cannotTest}")
+        lines.append(notTested(report.cannotTest))
         lines += programLines(report)
-        lines.append("nothing was graded")
+        lines.append(_("nothing was graded"))
         return "\n".join(lines)
     lines += [outcomeLine(outcome) for outcome in report.outcomes]
     lines += programLines(report)
@@ -138,13 +141,13 @@ def junitXml(report: Report) -> bytes:
     SubElement(SubElement(suite, "properties"), "property", {"name": "target", "value": report.target})
     if report.cannotTest:
         case = SubElement(suite, "testcase", {"classname": report.family, "name": "canTest"})
-        SubElement(case, "error", {"message": f"cannot test: {report.cannotTest}"})
+        SubElement(case, "error", {"message": notTested(report.cannotTest)})
     for outcome in report.outcomes:
         case = SubElement(
             suite, "testcase", {"classname": report.family, "name": outcome.anchor or outcome.testId.rsplit(".", 1)[-1]}
         )
         evidence = evidenceLines(outcome, verbose=True)
-        SubElement(case, "system-out").text = "\n".join([f"{outcome.rule} [{outcome.reference}]", *evidence])
+        SubElement(case, "system-out").text = "\n".join([f"{ruleText(outcome)} [{outcome.reference}]", *evidence])
         if outcome.status == FAIL:
             SubElement(case, "failure", {"message": outcome.reason})
         elif outcome.status in (SKIP, NOT_RUN):
@@ -154,7 +157,7 @@ def junitXml(report: Report) -> bytes:
     verdict = report.program
     if verdict is not None and verdict.brokeALimit:
         case = SubElement(suite, "testcase", {"classname": report.family, "name": "sandbox-limits"})
-        SubElement(case, "system-out").text = f"the program stays within its sandbox's limits ({verdict.enforcement})"
+        SubElement(case, "system-out").text = f"{_(SANDBOX_RULE)} ({verdict.enforcement})"
         SubElement(case, "failure", {"message": verdict.cause})
     if verdict is not None and verdict.notes():
         SubElement(suite, "system-out").text = "\n".join(verdict.notes())
@@ -173,7 +176,7 @@ def jsonReport(report: Report) -> str:
             "rules": [
                 {
                     "id": outcome.anchor,
-                    "rule": outcome.rule,
+                    "rule": ruleText(outcome),
                     "reference": outcome.reference,
                     "status": outcome.status,
                     "reason": outcome.reason,
@@ -192,7 +195,7 @@ def evidenceOf(outcome: Outcome) -> dict[str, object]:
     """The JSON report's evidence of one rule: expected/observed, the original, the exchange, the command."""
     original = outcome.original
     return {
-        "expected": outcome.expected if outcome.status in (FAIL, WARN) else None,
+        "expected": expectedText(outcome) if outcome.status in (FAIL, WARN) else None,
         "observed": outcome.observed if outcome.status in (FAIL, WARN) else None,
         "original": None
         if original is None
@@ -305,14 +308,13 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     arguments = parser.parse_args(argv)
     arguments.argv = list(argv)
     if arguments.time_scale <= 0:
-        parser.error(f"--time-scale must be more than 0, not {arguments.time_scale:g}")
+        parser.error(_("--time-scale must be more than 0, not {scale:g}").format(scale=arguments.time_scale))
     if arguments.only:
         anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
         unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
         if unknown:
-            parser.error(
-                f"--only {', '.join(unknown)}: no such rule of {arguments.family}; its rules: {', '.join(anchors)}"
-            )
+            said = _("--only {rules}: no such rule of {family}; its rules: {known}")
+            parser.error(said.format(rules=", ".join(unknown), family=arguments.family, known=", ".join(anchors)))
     return arguments
 
 
@@ -364,10 +366,10 @@ def check(arguments: argparse.Namespace, out: TextIO) -> Report:
     report = runChecks(arguments.family, chosen, arguments.only, progress)
     report.program = chosen.extra.get("verdict")
     if report.cannotTest:
-        print(f"cannot test: {report.cannotTest}", file=out)
+        print(notTested(report.cannotTest), file=out)
     for line in programLines(report):
         print(line, file=out)
-    print("nothing was graded" if report.cannotTest else summary(report), file=out)
+    print(_("nothing was graded") if report.cannotTest else summary(report), file=out)
     if arguments.junit_xml:
         Path(arguments.junit_xml).write_bytes(junitXml(report))
     if arguments.json:

@@ -45,6 +45,7 @@ from velhanet.conformance.base import (
 )
 from velhanet.conformance.exchange import Exchange
 from velhanet.conformance.originals import Original, originalOf
+from velhanet.i18n import _, ngettext
 from velhanet.sandbox.verdict import Verdict
 
 FAMILIES = {
@@ -91,12 +92,15 @@ class Outcome:
     def _expectation(self) -> tuple[str, str]:
         """(expected, observed) from the check's message: ``X must Y; got Z`` or ``X must Y: Z``; else the rule
         and the message."""
-        wanted, separator, came = self.reason.partition("; got ")
-        if separator:
-            return wanted, came
+        # the words the checks' messages are written with, in English and in the language they were written in
+        for got in dict.fromkeys(("; got ", _("; got "))):  # TRANSLATORS: as in "X must Y; got Z"
+            wanted, separator, came = self.reason.partition(got)
+            if separator:
+                return wanted, came
+        musts = {" must ", _(" must ")}  # TRANSLATORS: as in "X must Y; got Z", with its spaces
         for separator in ("; ", ": "):  # ``X must Y; Z`` before ``X must Y: Z`` (an address has a colon)
             wanted, found, came = self.reason.partition(separator)
-            if found and " must " in f" {wanted} ":
+            if found and any(must in f" {wanted} " for must in musts):
                 return wanted, came
         return self.rule, self.reason
 
@@ -154,7 +158,7 @@ class _OneResult(reporter.TestResult):
 
     def addError(self, test: Any, error: Any) -> None:
         super().addError(test, error)
-        self.status, self.reason = FAIL, f"error: {_message(error)}"
+        self.status, self.reason = FAIL, _("error: {message}").format(message=_message(error))
 
     def addSkip(self, test: Any, reason: Any) -> None:
         super().addSkip(test, reason)
@@ -202,10 +206,11 @@ def checksOf(family: str) -> list[Any]:
 
 
 def ruleOf(test: Any) -> tuple[str, str]:
-    """(the rule, from the docstring's first line; the anchor of its paragraph in the docs)."""
+    """(the rule, from the docstring's first line, in the language this process speaks; the anchor of its
+    paragraph in the docs)."""
     method = _method(test)
     doc = ((method.__doc__ if method is not None else "") or "").strip().splitlines()
-    return (doc[0] if doc else test.id().rsplit(".", 1)[-1]), getattr(method, "ruleAnchor", "")
+    return (_(doc[0]) if doc else test.id().rsplit(".", 1)[-1]), getattr(method, "ruleAnchor", "")
 
 
 def selected(only: str, testId: str, anchor: str) -> bool:
@@ -263,7 +268,9 @@ def runChecks(
                             time.sleep(SETTLE)  # a target that is dying is dead, not half alive, when probed
                         stopped = module.probe(target)
                         if stopped:
-                            deadSince = f"the target stopped during the check “{text}”: {stopped}"
+                            deadSince = _("the target stopped during the check “{rule}”: {stopped}").format(
+                                rule=text, stopped=stopped
+                            )
                             _diedDuring(outcome, stopped)
                     outcome.exchange = exchange.end()
                 report.outcomes.append(outcome)
@@ -280,17 +287,22 @@ def _diedDuring(outcome: Outcome, stopped: str) -> None:
     """The target stopped while this check ran: the check names what stopped it."""
     if outcome.status == FAIL:
         if stopped not in outcome.reason:  # the check may have said so itself
-            outcome.reason += f"; and the target stopped during this check: {stopped}"
+            outcome.reason += _("; and the target stopped during this check: {stopped}").format(stopped=stopped)
         else:
-            outcome.reason += "; the target stopped during this check"
+            outcome.reason += _("; the target stopped during this check")
     else:
-        before = {PASS: "it had passed", WARN: "before that it found", SKIP: "it was skipped"}.get(
-            outcome.status, "before that"
+        before = {PASS: _("it had passed"), WARN: _("before that it found"), SKIP: _("it was skipped")}.get(
+            outcome.status, _("before that")
         )
         outcome.status = FAIL
-        outcome.reason = f"the target stopped during this check: {stopped}" + (
-            f" ({before}: {outcome.reason})" if outcome.reason else f" ({before})"
-        )
+        if outcome.reason:
+            outcome.reason = _("the target stopped during this check: {stopped} ({before}: {reason})").format(
+                stopped=stopped, before=before, reason=outcome.reason
+            )
+        else:
+            outcome.reason = _("the target stopped during this check: {stopped} ({before})").format(
+                stopped=stopped, before=before
+            )
 
 
 def _explain(outcome: Outcome, outcomes: list[Outcome]) -> None:
@@ -299,11 +311,29 @@ def _explain(outcome: Outcome, outcomes: list[Outcome]) -> None:
         return
     for other in outcomes:
         if other.anchor == outcome.dependsOn and other.status == FAIL:
-            outcome.reason = f"consequence of the FAIL of “{other.rule}”: {outcome.reason}"
+            outcome.reason = _("consequence of the FAIL of “{rule}”: {reason}").format(
+                rule=other.rule, reason=outcome.reason
+            )
             return
 
 
+def verdictCount(status: str, count: int) -> str:
+    """``12 pass``: how many rules got a verdict, in words (the verdict tokens PASS, FAIL… stay as they are)."""
+    if status == PASS:
+        said = ngettext("{n} pass", "{n} pass", count)
+    elif status == FAIL:
+        said = ngettext("{n} fail", "{n} fail", count)
+    elif status == WARN:
+        said = ngettext("{n} warn", "{n} warn", count)
+    elif status == SKIP:
+        said = ngettext("{n} skip", "{n} skip", count)
+    else:
+        said = ngettext("{n} not run", "{n} not run", count)
+    return said.format(n=count)
+
+
 def summary(report: Report) -> str:
-    counts = {status: report.count(status) for status in VERDICTS}
-    parts = [f"{counts[status]} {status.lower()}" for status in VERDICTS]
-    return f"{len(report.outcomes)} rules: " + ", ".join(parts)
+    """``13 rules: 12 pass, 1 fail, 0 warn, 0 skip, 0 not run``, in the language this process speaks."""
+    parts = ", ".join(verdictCount(status, report.count(status)) for status in VERDICTS)
+    rules = len(report.outcomes)
+    return ngettext("{n} rules: {verdicts}", "{n} rules: {verdicts}", rules).format(n=rules, verdicts=parts)

@@ -14,6 +14,7 @@ from xml.etree.ElementTree import Element
 from velhanet.conformance import exchange
 from velhanet.conformance.base import ConformanceCase, StreamClient, Target, rule, tcpReachable
 from velhanet.games.piranhas import Direction, PiranhaMove, PiranhasState
+from velhanet.i18n import _
 from velhanet.socha import games
 from velhanet.socha.wire import XmlError, XmlStreamReader
 
@@ -37,7 +38,7 @@ def sentXml(data: bytes) -> str:
     names = re.findall(rb"<([A-Za-z][\w.-]*)", data)
     classes = re.findall(rb'class="([\w.-]+)"', data)
     words = [name.decode() for name in names[:4]] + [f"class={name.decode()}" for name in classes[:2]]
-    return " ".join(words) or "text, no element"
+    return " ".join(words) or _("text, no element")
 
 
 class XmlClient(StreamClient[Element]):
@@ -71,8 +72,8 @@ class XmlClient(StreamClient[Element]):
         try:
             return self.reader.feed(data)
         except XmlError as error:
-            exchange.current().received(self.channel, data, f"not well-formed XML: {error}")
-            raise AssertionError(f"the server's output is not well-formed XML: {error}") from None
+            exchange.current().received(self.channel, data, _("not well-formed XML: {error}").format(error=error))
+            raise AssertionError(_("the server's output is not well-formed XML: {error}").format(error=error)) from None
 
     def waitFor(self, kind: str, timeout: float | None = None) -> tuple[Element | None, list[Element]]:
         """The next message of ``kind`` (a tag, or a room data class), and what came before it."""
@@ -98,17 +99,17 @@ def kindOf(message: Element) -> str:
 
 
 def describe(message: Element | None) -> str:
-    return "nothing" if message is None else f"<{kindOf(message)}>"
+    return _("nothing") if message is None else f"<{kindOf(message)}>"
 
 
 def stateFromMemento(message: Element) -> PiranhasState:
     data = message.find("data")
     if data is None:
-        raise AssertionError("a room message without <data>")
+        raise AssertionError(_("a room message without <data>"))
     try:
         return games.stateFromMemento(data)
     except (ValueError, KeyError) as error:
-        raise AssertionError(f"the memento cannot be read: {error}") from None
+        raise AssertionError(_("the memento cannot be read: {error}").format(error=error)) from None
 
 
 def moveXml(roomId: str, move: PiranhaMove) -> str:
@@ -131,7 +132,7 @@ class SochaConformance(ConformanceCase):
         try:
             client = XmlClient(self.target.host, self.target.port, self.target.seconds(self.target.timeout))
         except OSError as error:
-            self.precondition(False, f"no new connection to the server: {error}")
+            self.precondition(False, _("no new connection to the server: {error}").format(error=error))
             raise
         self.addCleanup(client.close)
         return client
@@ -146,7 +147,7 @@ class SochaConformance(ConformanceCase):
         client, answer = self.join()
         self.precondition(
             answer is not None and answer.tag == "joined" and answer.get("roomId"),
-            f"needs a player in a room: <join/> was answered by {describe(answer)}",
+            _("needs a player in a room: <join/> was answered by {answer}").format(answer=describe(answer)),
             dependsOn="socha-join",
         )
         assert answer is not None
@@ -158,19 +159,25 @@ class SochaConformance(ConformanceCase):
         two, otherRoom = self.joined()
         self.precondition(
             otherRoom == roomId,
-            f"needs two players in one room: the second <join/> entered {otherRoom!r}, not {roomId!r}",
+            _("needs two players in one room: the second <join/> entered {other!r}, not {room!r}").format(
+                other=otherRoom, room=roomId
+            ),
             dependsOn="socha-start",
         )
-        memento, _ = one.waitFor("memento")
-        self.precondition(memento is not None, "needs a started game: ONE got no memento", dependsOn="socha-start")
+        memento, _before = one.waitFor("memento")
+        self.precondition(memento is not None, _("needs a started game: ONE got no memento"), dependsOn="socha-start")
         assert memento is not None
-        request, _ = one.waitFor("moveRequest")
-        self.precondition(request is not None, "needs a started game: ONE got no moveRequest", dependsOn="socha-start")
+        request, _before = one.waitFor("moveRequest")
+        self.precondition(
+            request is not None, _("needs a started game: ONE got no moveRequest"), dependsOn="socha-start"
+        )
         two.waitFor("memento")
         try:
             state = stateFromMemento(memento)
         except AssertionError as error:
-            self.precondition(False, f"needs a readable memento: {error}", dependsOn="socha-start")
+            self.precondition(
+                False, _("needs a readable memento: {error}").format(error=error), dependsOn="socha-start"
+            )
             raise
         return one, two, roomId, state
 
@@ -179,34 +186,42 @@ class SochaConformance(ConformanceCase):
     @rule("socha-join")
     def test_joinIsAnsweredWithJoined(self) -> None:
         """<join/> is answered by <joined roomId="…"/>."""
-        _, answer = self.join()
+        _client, answer = self.join()
         self.require(
             answer is not None and answer.tag == "joined" and answer.get("roomId"),
-            f"<join/> must be answered by <joined roomId=…/>; got {describe(answer)}",
+            _("<join/> must be answered by <joined roomId=…/>; got {answer}").format(answer=describe(answer)),
         )
 
     @rule("socha-start")
     def test_startSequence(self) -> None:
         """Start: welcome ONE/TWO, memento to both, moveRequest only to ONE."""
         one, roomId = self.joined()
-        two, _ = self.joined()
-        first = [one.receive() for _ in range(3)]
+        two, _room = self.joined()
+        first = [one.receive() for _message in range(3)]
         self.require(
             [describe(m) for m in first] == ["<welcomeMessage>", "<memento>", "<moveRequest>"],
-            f"player ONE must get welcomeMessage, memento, moveRequest; got {[describe(m) for m in first]}",
+            _("player ONE must get welcomeMessage, memento, moveRequest; got {messages}").format(
+                messages=[describe(m) for m in first]
+            ),
         )
         assert first[0] is not None
         color = first[0].find("data").get("color")  # type: ignore[union-attr]
-        self.require(color == "ONE", f"the first player is team ONE (official server); got color={color!r}")
-        second = [two.receive() for _ in range(2)]
+        self.require(
+            color == "ONE", _("the first player is team ONE (official server); got color={color!r}").format(color=color)
+        )
+        second = [two.receive() for _message in range(2)]
         self.require(
             [describe(m) for m in second] == ["<welcomeMessage>", "<memento>"],
-            f"player TWO must get welcomeMessage and memento; got {[describe(m) for m in second]}",
+            _("player TWO must get welcomeMessage and memento; got {messages}").format(
+                messages=[describe(m) for m in second]
+            ),
         )
         assert second[0] is not None
-        self.require(second[0].find("data").get("color") == "TWO", "the second player is team TWO")  # type: ignore[union-attr]
+        self.require(second[0].find("data").get("color") == "TWO", _("the second player is team TWO"))  # type: ignore[union-attr]
         extra = two.receive(timeout=self.target.seconds(0.5))
-        self.require(extra is None, f"player TWO must not be asked to move first; got {describe(extra)}")
+        self.require(
+            extra is None, _("player TWO must not be asked to move first; got {answer}").format(answer=describe(extra))
+        )
 
     @rule("socha-full-game")
     def test_fullGameEndsWithResultThenLeft(self) -> None:
@@ -218,9 +233,12 @@ class SochaConformance(ConformanceCase):
             if ply:
                 message, seen = players[mover].waitForAny(("moveRequest", "result"))
                 mementos = [m for m in seen if kindOf(m) == "memento"]
-                self.require(mementos, "every move must be followed by a memento to both players")
+                self.require(mementos, _("every move must be followed by a memento to both players"))
                 state = stateFromMemento(mementos[-1])
-                self.require(message is not None, f"after turn {state.turn} the game must go on or end; got nothing")
+                self.require(
+                    message is not None,
+                    _("after turn {turn} the game must go on or end; got nothing").format(turn=state.turn),
+                )
                 assert message is not None
                 if kindOf(message) == "result":
                     gotResult[mover] = True
@@ -229,14 +247,16 @@ class SochaConformance(ConformanceCase):
             mover = 1 - mover
         for index, client in enumerate(players):
             if not gotResult[index]:
-                result, _ = client.waitForAny(("result",))
-                self.require(result is not None, "both players must get the <result>")
-            left, _ = client.waitForAny(("left",))
-            self.require(left is not None, "<left roomId/> must follow the result (the real client needs it)")
+                result, _before = client.waitForAny(("result",))
+                self.require(result is not None, _("both players must get the <result>"))
+            left, _before = client.waitForAny(("left",))
+            self.require(left is not None, _("<left roomId/> must follow the result (the real client needs it)"))
             extra = client.receive(timeout=self.target.seconds(0.5))
             self.require(
                 not client.closedByPeer,
-                f"the server must let the client close first after <left/>; got {describe(extra)}",
+                _("the server must let the client close first after <left/>; got {answer}").format(
+                    answer=describe(extra)
+                ),
             )
 
     # -- violations ------------------------------------------------------------------------------
@@ -246,19 +266,19 @@ class SochaConformance(ConformanceCase):
         """An invalid move ends the game: a result with regular="false" and the other team as winner."""
         one, two, roomId, state = self.started()
         corner = PiranhaMove(0, 0, Direction.UP)  # the corners are empty at the start: WRONG_START
-        self.precondition(state.field(0, 0) == "EMPTY", "needs the official setup (empty corners)")
+        self.precondition(state.field(0, 0) == "EMPTY", _("needs the official setup (empty corners)"))
         one.send(moveXml(roomId, corner))
         self.requireIrregularWin(
             one,
             "TWO",
-            "an invalid move must end the game with a result",
-            'the result of an invalid move by ONE is regular="false" with TWO as winner',
+            _("an invalid move must end the game with a result"),
+            _('the result of an invalid move by ONE is regular="false" with TWO as winner'),
         )
 
     def requireIrregularWin(self, client: XmlClient, team: str, ended: str, named: str) -> None:
         """The game ends for ``client`` with a result whose winner is ``team``, not regularly."""
-        result, _ = client.waitFor("result")
-        self.require(result is not None, f"{ended}; got {describe(result)}")
+        result, _before = client.waitFor("result")
+        self.require(result is not None, _("{ended}; got {answer}").format(ended=ended, answer=describe(result)))
         assert result is not None
         winner = result.find("data/winner")
         self.require(winner is not None and winner.get("regular") == "false" and winner.get("team") == team, named)
@@ -269,17 +289,22 @@ class SochaConformance(ConformanceCase):
         one, two, roomId, state = self.started()
         two.send(moveXml(roomId, state.legalMoves()[0]))
         self.requireIrregularWin(
-            two, "ONE", "a move out of turn must end the game", "the result names ONE as winner of a non-regular game"
+            two,
+            "ONE",
+            _("a move out of turn must end the game"),
+            _("the result names ONE as winner of a non-regular game"),
         )
 
     @rule("socha-hard-timeout")
     def test_hardTimeout(self) -> None:
         """No move within 10 s ends the game against the player asked."""
         one, two, roomId, state = self.started()
-        result, _ = two.waitFor("result", timeout=self.target.seconds(13))
+        result, _before = two.waitFor("result", timeout=self.target.seconds(13))
         self.require(
             result is not None,
-            f"{self.target.limit(10)} after the moveRequest the game must end with a result; got nothing",
+            _("{limit} after the moveRequest the game must end with a result; got nothing").format(
+                limit=self.target.limit(10)
+            ),
         )
 
     # -- bad input -------------------------------------------------------------------------------
@@ -292,7 +317,7 @@ class SochaConformance(ConformanceCase):
         answer = client.receive()
         self.require(
             answer is not None and answer.tag == "errorpacket",
-            f"an unknown reservation must get <errorpacket>; got {describe(answer)}",
+            _("an unknown reservation must get <errorpacket>; got {answer}").format(answer=describe(answer)),
         )
 
     @rule("socha-bad-xml", last=True)
@@ -302,9 +327,11 @@ class SochaConformance(ConformanceCase):
         intruder.send("<!DOCTYPE boom [<!ENTITY a 'aaaa'>]><join/>")
         intruder.receive(timeout=self.target.seconds(1))
         stopped = probe(self.target)
-        self.require(stopped is None, f"the server must keep serving after malformed XML; {stopped}")
-        _, answer = self.join()
+        self.require(
+            stopped is None, _("the server must keep serving after malformed XML; {stopped}").format(stopped=stopped)
+        )
+        _client, answer = self.join()
         self.require(
             answer is not None and answer.tag == "joined",
-            f"after one client's malformed XML another must still join; got {describe(answer)}",
+            _("after one client's malformed XML another must still join; got {answer}").format(answer=describe(answer)),
         )

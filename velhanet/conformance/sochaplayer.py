@@ -28,6 +28,7 @@ from velhanet.conformance import exchange
 from velhanet.conformance.base import NotRun, Target, rule, target
 from velhanet.conformance.exchange import Exchange
 from velhanet.conformance.socha import sentXml
+from velhanet.i18n import _
 from velhanet.sandbox import Sandbox, SandboxSettings
 from velhanet.sandbox.jail import programFolder
 from velhanet.sandbox.program import spawn
@@ -69,7 +70,8 @@ class _RecordingLobby(SochaFactory):
     def buildProtocol(self, addr: object) -> SochaProtocol:
         protocol = super().buildProtocol(addr)
         if not self.everyConnection:
-            self.record.exchange.event("tcp#1", f"the player connected from {getattr(addr, 'port', '?')}")
+            connected = _("the player connected from {port}").format(port=getattr(addr, "port", "?"))
+            self.record.exchange.event("tcp#1", connected)
         self.everyConnection.append(protocol)
         return protocol
 
@@ -91,16 +93,20 @@ def canTest(chosen: Target) -> str | None:
     try:
         words = shlex.split(chosen.command)
     except ValueError as error:
-        return f"the command {chosen.command!r} cannot be parsed: {error}"
+        return _("the command {command!r} cannot be parsed: {error}").format(command=chosen.command, error=error)
     if not words:
-        return "no --command given: the command that starts the player"
+        return _("no --command given: the command that starts the player")
     program = words[0]
     cwd = chosen.extra.get("cwd") or "."
     if shutil.which(program) is None and not os.path.exists(os.path.join(cwd, program)):
-        return f"the command's program {program!r} was not found"
+        return _("the command's program {program!r} was not found").format(program=program)
     global _record
     _record = None  # a new target: play a new game
     return None
+
+
+def exitStatus(status: object) -> str:
+    return _("exit status {status}").format(status=status)
 
 
 def probe(chosen: Target) -> str | None:
@@ -122,7 +128,7 @@ class SochaPlayerConformance(TestCase):
         global _record
         chosen = target()
         if chosen.family != "socha-player":
-            raise SkipTest(f"the target is a {chosen.family} implementation")
+            raise SkipTest(_("the target is a {family} implementation").format(family=chosen.family))
         if _record is not None:
             exchange.current().extend(_record.exchange)
             return _record
@@ -144,22 +150,22 @@ class SochaPlayerConformance(TestCase):
             process = spawn(sandbox, reactor, argv, folder=folder, cwd=cwd, reach=reach, output=output)
         except OSError as error:
             yield port.stopListening()
-            record.output = f"cannot start the player: {error}"
+            record.output = _("cannot start the player: {error}").format(error=error)
             _record = record
             return record
         try:
-            for _ in range(100):
+            for _tick in range(100):
                 if lobby.lobby.rooms or process.verdict is not None:  # joined, or will never join
                     break
                 yield deferLater(reactor, 0.1, lambda: None)
             record.joined = bool(lobby.lobby.rooms)
             if not record.joined and process.verdict is not None:
-                record.programEndedFirst = process.verdict.summary() or f"exit status {process.verdict.status}"
+                record.programEndedFirst = process.verdict.summary() or exitStatus(process.verdict.status)
             if record.joined:
                 bot = BotPlayer(seed=7)
                 yield connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", number), bot)
                 sinceTheProgramEnded = 0
-                for _ in range(1500):
+                for _tick in range(1500):
                     if bot.done.called:
                         break
                     if process.verdict is not None:  # killed or exited: the game ends now or never
@@ -172,7 +178,7 @@ class SochaPlayerConformance(TestCase):
                     _abort(bot.transport)
                 record.result = bot.result
                 record.playerTeam = "TWO" if bot.team == "ONE" else "ONE"
-            for _ in range(150):
+            for _tick in range(150):
                 if process.verdict is not None and all(
                     c.transport is None or not getattr(c.transport, "connected", False)
                     for c in lobby.everyConnection[:1]
@@ -190,14 +196,15 @@ class SochaPlayerConformance(TestCase):
             record.exitStatus = verdict.status
             record.output = process.tail.decode("utf-8", "replace")
             yield port.stopListening()
-        record.exchange.event("player", f"the program ended: {verdict.summary() or f'exit status {verdict.status}'}")
+        ended = _("the program ended: {how}").format(how=verdict.summary() or exitStatus(verdict.status))
+        record.exchange.event("player", ended)
         _record = record
         exchange.current().extend(record.exchange)
         return record
 
     def needsGame(self, record: GameRecord) -> None:
         if not record.joined:
-            raise NotRun("needs the player in a game; it never joined", "socha-player-join")
+            raise NotRun(_("needs the player in a game; it never joined"), "socha-player-join")
 
     # -- the player ------------------------------------------------------------------------------
 
@@ -207,13 +214,20 @@ class SochaPlayerConformance(TestCase):
         """The player connects and joins with <protocol> and a join request."""
         record = yield self.play()
         if not record.joined:
-            how = "" if record.exitStatus is None else f" (it exited with status {record.exitStatus})"
+            output = record.output[-500:]
             if record.programEndedFirst:
                 self.fail(
-                    f"the player's program ended before it joined ({record.programEndedFirst}); its output:"
-                    f" {record.output[-500:]!r}"
+                    _("the player's program ended before it joined ({how}); its output: {output!r}").format(
+                        how=record.programEndedFirst, output=output
+                    )
                 )
-            self.fail(f"the player never joined within 10 s{how}; its output: {record.output[-500:]!r}")
+            if record.exitStatus is None:
+                self.fail(_("the player never joined within 10 s; its output: {output!r}").format(output=output))
+            self.fail(
+                _(
+                    "the player never joined within 10 s (it exited with status {status}); its output: {output!r}"
+                ).format(status=record.exitStatus, output=output)
+            )
 
     @rule("socha-player-moves")
     @inlineCallbacks
@@ -222,13 +236,15 @@ class SochaPlayerConformance(TestCase):
         record = yield self.play()
         self.needsGame(record)
         if record.result is None and record.programEndedFirst:
-            self.fail(f"the game never ended: the player's program ended first ({record.programEndedFirst})")
+            self.fail(
+                _("the game never ended: the player's program ended first ({how})").format(how=record.programEndedFirst)
+            )
         if record.result is None:
-            self.fail("the game never ended (no result within the time limit)")
+            self.fail(_("the game never ended (no result within the time limit)"))
         winner = record.result.find("winner")
         assert winner is not None
         if winner.get("regular") == "false" and winner.get("team") != record.playerTeam:
-            self.fail(f"the player broke a rule: {winner.get('reason')}")
+            self.fail(_("the player broke a rule: {reason}").format(reason=winner.get("reason")))
 
     @rule("socha-player-close")
     @inlineCallbacks
@@ -237,7 +253,7 @@ class SochaPlayerConformance(TestCase):
         record = yield self.play()
         self.needsGame(record)
         if not record.closedAfterLeft:
-            self.fail("the player did not close its connection within 10 s of <left/>")
+            self.fail(_("the player did not close its connection within 10 s of <left/>"))
 
     @rule("socha-player-exit")
     @inlineCallbacks
@@ -246,4 +262,8 @@ class SochaPlayerConformance(TestCase):
         record = yield self.play()
         self.needsGame(record)
         if record.exitStatus != 0:
-            self.fail(f"the player exited with status {record.exitStatus}; its output: {record.output[-500:]!r}")
+            self.fail(
+                _("the player exited with status {status}; its output: {output!r}").format(
+                    status=record.exitStatus, output=record.output[-500:]
+                )
+            )

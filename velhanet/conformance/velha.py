@@ -23,10 +23,11 @@ import time
 from velhanet.conformance import exchange
 from velhanet.conformance.base import NotRun, rule
 from velhanet.conformance.velhacase import INVITE_WAIT, INVITED_NICK, OTHER_NICK, VelhaCase
-from velhanet.conformance.velhaplayer import Udp, datagramMeaning, receiveStart, streamMeaning
+from velhanet.conformance.velhaplayer import Udp, receiveStart, streamMeaning, whyMalformed
 from velhanet.conformance.velhaprobe import DEAF_WAIT
 from velhanet.conformance.velhaprobe import canTest as canTest  # the runner asks the family's module
 from velhanet.conformance.velhaprobe import probe as probe
+from velhanet.i18n import _
 from velhanet.velha import wire
 from velhanet.velha.invite import ANSWER_DELAY, ANSWER_RESEND
 
@@ -42,8 +43,9 @@ class VelhaConformance(VelhaCase):
             came = self.nothingOr()
             self.require(
                 False,
-                f"MSG02 must answer MSG01 within {self.target.limit(15)}, sent to our IP at port"
-                f" 20181; got {came}{self.answeredAnother()}",
+                _("MSG02 must answer MSG01 within {limit}, sent to our IP at port 20181; got {came}{another}").format(
+                    limit=self.target.limit(15), came=came, another=self.answeredAnother()
+                ),
             )
 
     @rule("velha-malformed-datagrams", last=True)
@@ -51,17 +53,19 @@ class VelhaConformance(VelhaCase):
         """Malformed datagrams are dropped and the UDP listener keeps answering."""
         self.precondition(
             self.hello() is not None,
-            f"needs a peer that answers MSG01; got {self.nothingOr()}",
+            _("needs a peer that answers MSG01; got {came}").format(came=self.nothingOr()),
             dependsOn="velha-hello",
         )
         for junk in (b"0101pyBot", b"\xff" * 1000, b"01009Bo", b"99005"):  # each, then MSG01: which one hurt
             self.udp.send(self.peer, junk)
             if self.hello() is None:
-                came, why = self.nothingOr(), datagramMeaning(junk).removeprefix("malformed: ")
+                came, why = self.nothingOr(), whyMalformed(junk)
                 self.require(
                     False,
-                    f"after the malformed datagram {junk[:12]!r} ({why}) MSG01 must still be answered"
-                    f" by MSG02; got {came}{self.answeredAnother()}",
+                    _(
+                        "after the malformed datagram {junk!r} ({why}) MSG01 must still be answered"
+                        " by MSG02; got {came}{another}"
+                    ).format(junk=junk[:12], why=why, came=came, another=self.answeredAnother()),
                 )
 
     # -- invitation ----------------------------------------------------------------------------
@@ -73,7 +77,9 @@ class VelhaConformance(VelhaCase):
         answer = self.inviteAnswer()
         self.require(
             answer is not None,
-            f"MSG05 must answer MSG04 within {self.target.limit(INVITE_WAIT)}; got {self.nothingOr()}",
+            _("MSG05 must answer MSG04 within {limit}; got {came}").format(
+                limit=self.target.limit(INVITE_WAIT), came=self.nothingOr()
+            ),
         )
         assert isinstance(answer, wire.InviteAnswer)
         for _attempt in range(2):  # a peer still closing the last check's match: twice more, 5 s apart
@@ -82,12 +88,17 @@ class VelhaConformance(VelhaCase):
             self.refused(answer)
             time.sleep(self.target.seconds(5))
             answer = self.inviteAnswer()
+        came = (
+            self.nothingOr()
+            if answer is None
+            else _("{answer!r} three times, 5 s apart").format(answer=wire.encode(answer))
+        )
         self.require(
             answer is not None and answer.accepted,
-            "a peer not in a match (started to accept invitations, the checker's last match ended with MSG10"
-            " and closed) must accept MSG04 with a port; got "
-            + (self.nothingOr() if answer is None else f"{wire.encode(answer)!r} three times, 5 s apart")
-            + self.refusingSince(),
+            _(
+                "a peer not in a match (started to accept invitations, the checker's last match ended with MSG10"
+                " and closed) must accept MSG04 with a port; got {came}{since}"
+            ).format(came=came, since=self.refusingSince()),
         )
         assert answer is not None
         connection = self.connect(answer)
@@ -95,22 +106,25 @@ class VelhaConformance(VelhaCase):
         self.giveUp(connection)
         self.require(
             data,
-            "the invitee must send MSG07 once connected and acknowledged;"
-            f" got nothing in {self.target.limit(self.target.timeout)}",
+            _("the invitee must send MSG07 once connected and acknowledged; got nothing in {limit}").format(
+                limit=self.target.limit(self.target.timeout)
+            ),
         )
 
     @rule("velha-answer-nick")
     def test_answerCarriesOwnNick(self) -> None:
         """MSG05 carries the nick of the peer that answers."""
         hello = self.hello()
-        self.precondition(hello is not None, "needs the peer's own nick from MSG02", dependsOn="velha-hello")
+        self.precondition(hello is not None, _("needs the peer's own nick from MSG02"), dependsOn="velha-hello")
         assert hello is not None
         answer = self.invite()
         connection = self.connect(answer)
         self.giveUp(connection)
         self.require(
             answer.nick.casefold() == hello.nick.casefold(),
-            f"MSG05 must carry the answering peer's nick {hello.nick!r}; it carries {answer.nick!r}",
+            _("MSG05 must carry the answering peer's nick {nick!r}; it carries {carried!r}").format(
+                nick=hello.nick, carried=answer.nick
+            ),
         )
 
     @rule("velha-no-msg06")
@@ -127,10 +141,12 @@ class VelhaConformance(VelhaCase):
             withAck = receiveStart(connection, self.target.seconds(5))
         self.giveUp(connection)
         self.precondition(
-            withoutAck or withAck, "needs a peer that sends MSG07 at all (after MSG06 too, none came)", "velha-invite"
+            withoutAck or withAck,
+            _("needs a peer that sends MSG07 at all (after MSG06 too, none came)"),
+            "velha-invite",
         )
         if not withoutAck:
-            self.deviation("without MSG06 the invitee never sent MSG07 (the original program needs both)")
+            self.deviation(_("without MSG06 the invitee never sent MSG07 (the original program needs both)"))
 
     # -- series --------------------------------------------------------------------------------
 
@@ -149,7 +165,8 @@ class VelhaConformance(VelhaCase):
         try:
             invited = Udp(address, self.target.port)
         except OSError as error:
-            self.precondition(False, f"cannot bind {INVITED_NICK}'s UDP port on {address} (--local3): {error}")
+            cannot = _("cannot bind {nick}'s UDP port on {address} (--local3): {error}")
+            self.precondition(False, cannot.format(nick=INVITED_NICK, address=address, error=error))
             raise
         self.addCleanup(invited.close)
         listener = socket.socket()
@@ -161,12 +178,16 @@ class VelhaConformance(VelhaCase):
         invited.send(self.peer, wire.encode(wire.HelloReply(INVITED_NICK)))
         invitation = invited.receive(wire.Invite, self.peer, self.target.seconds(10))
         if invitation is None:
-            why = (
-                f"the target did not invite {INVITED_NICK} (announced from {address}) within"
-                f" {self.target.limit(10)}; start it with --invite {INVITED_NICK}"
-            )
+            why = _(
+                "the target did not invite {nick} (announced from {address}) within {limit};"
+                " start it with --invite {nick}"
+            ).format(nick=INVITED_NICK, address=address, limit=self.target.limit(10))
             if self.target.extra.get("expectInvite"):
-                self.fail(f"the program must invite {INVITED_NICK} (required of it by this run); got nothing: {why}")
+                self.fail(
+                    _("the program must invite {nick} (required of it by this run); got nothing: {why}").format(
+                        nick=INVITED_NICK, why=why
+                    )
+                )
             self.skipTest(why)
         # As velhanet's invitee: no answer sooner than 0.5 s after the MSG04
         # (the original starts waiting for it only after its send returns, and
@@ -174,17 +195,22 @@ class VelhaConformance(VelhaCase):
         time.sleep(self.target.seconds(ANSWER_DELAY))
         answer = wire.encode(wire.InviteAnswer(INVITED_NICK, listener.getsockname()[1]))
         connection = None
-        for _ in range(round(30 / ANSWER_RESEND)):
+        for _resend in range(round(30 / ANSWER_RESEND)):
             invited.send(self.peer, answer)
             listener.settimeout(self.target.seconds(ANSWER_RESEND))
             try:
-                connection, _ = listener.accept()
+                connection, _address = listener.accept()
                 break
             except TimeoutError:
                 continue
         if connection is None:
-            self.fail(f"after MSG05 with a port, the inviter must connect; it did not within {self.target.limit(30)}")
-        exchange.current().event("tcp", f"the target connected to {INVITED_NICK}'s port {listener.getsockname()[1]}")
+            self.fail(
+                _("after MSG05 with a port, the inviter must connect; it did not within {limit}").format(
+                    limit=self.target.limit(30)
+                )
+            )
+        connected = _("the target connected to {nick}'s port {port}")
+        exchange.current().event("tcp", connected.format(nick=INVITED_NICK, port=listener.getsockname()[1]))
         self.addCleanup(connection.close)
         self.checkSeries(self.playSeries(connection, isInvitee=True))
 
@@ -198,8 +224,9 @@ class VelhaConformance(VelhaCase):
             if foreign:  # a refusal it sent in another check is graded here, by its own rule
                 check, answer = foreign[0]
                 self.deviation(
-                    f"a refusal received during {check or 'another check'}, {wire.encode(answer)!r},"
-                    " carries the inviter's nick instead of its own"
+                    _(
+                        "a refusal received during {check}, {answer!r}, carries the inviter's nick instead of its own"
+                    ).format(check=check or _("another check"), answer=wire.encode(answer))
                 )
             raise
         receiveStart(connection, self.target.seconds(5))
@@ -212,12 +239,15 @@ class VelhaConformance(VelhaCase):
         answer = other.receive(wire.InviteAnswer, self.peer, self.target.seconds(5))
         self.giveUp(connection)
         self.require(
-            answer is not None, f"a busy peer must answer MSG04 at once; got nothing in {self.target.limit(5)}"
+            answer is not None,
+            _("a busy peer must answer MSG04 at once; got nothing in {limit}").format(limit=self.target.limit(5)),
         )
         assert isinstance(answer, wire.InviteAnswer)
-        self.require(answer.port == 0, f"a busy peer must refuse with port 0; got port {answer.port}")
+        self.require(
+            answer.port == 0, _("a busy peer must refuse with port 0; got port {port}").format(port=answer.port)
+        )
         if answer.nick == OTHER_NICK:
-            self.deviation("the refusal carries the inviter's nick instead of its own (as the original program)")
+            self.deviation(_("the refusal carries the inviter's nick instead of its own (as the original program)"))
 
     @rule("velha-malformed-frame", last=True)
     def test_malformedFrameDoesNotBreakTheMatch(self) -> None:
@@ -226,8 +256,8 @@ class VelhaConformance(VelhaCase):
         data = receiveStart(connection, self.target.seconds(self.target.timeout))
         if not data:
             self.giveUp(connection)
-        self.precondition(data, "needs a match that starts with MSG07", dependsOn="velha-invite")
-        start = [item for _, item in wire.StreamDecoder().feed(data)]
+        self.precondition(data, _("needs a match that starts with MSG07"), dependsOn="velha-invite")
+        start = [item for _raw, item in wire.StreamDecoder().feed(data)]
         assert isinstance(start[0], wire.MatchStart)
         weStart = start[0].who == wire.MatchStart.INVITER_STARTS
         exchange.current().sent("tcp", b"08x065\n", streamMeaning(b"08x065\n"))
@@ -241,10 +271,10 @@ class VelhaConformance(VelhaCase):
             else:
                 reply = list(start[1:]) or self.streamReply(connection)
         except TimeoutError:
-            exchange.current().event("tcp", "waited 10 s: nothing more came")
+            exchange.current().event("tcp", _("waited {waited:g} s: nothing more came").format(waited=10))
             reply = []
         self.giveUp(connection)
         self.require(
             reply and isinstance(reply[0], wire.Move),
-            f"after a malformed frame (and our move) the target must still play; got {reply}",
+            _("after a malformed frame (and our move) the target must still play; got {reply}").format(reply=reply),
         )

@@ -16,6 +16,7 @@ from velhanet.conformance import exchange
 from velhanet.conformance.base import ConformanceCase
 from velhanet.conformance.velhaplayer import SeriesDriver, Udp, streamMeaning
 from velhanet.conformance.velhaprobe import DEAF_WAIT, NICK, PROBE_NICKS
+from velhanet.i18n import _
 from velhanet.velha import wire
 from velhanet.velha.invite import CONNECT_DELAY
 
@@ -41,7 +42,7 @@ class VelhaCase(ConformanceCase):
         try:
             self.udp = Udp(self.target.extra.get("local", "127.0.0.1"), self.target.port)
         except OSError as error:
-            self.precondition(False, f"cannot bind our own UDP port: {error}")
+            self.precondition(False, _("cannot bind our own UDP port: {error}").format(error=error))
         self.addCleanup(self.udp.close)
 
     def nothingOr(self) -> str:
@@ -64,14 +65,12 @@ class VelhaCase(ConformanceCase):
     def answeredAnother(self) -> str:
         """After a MSG01 went unanswered: if one of another form sent right after gets MSG02, say so."""
         again = next((nick for nick in PROBE_NICKS if self.helloAs(nick)), None)
-        return (
-            ""
-            if again is None
-            else (
-                f" (a MSG01 sent right after, {wire.encode(wire.Hello(again))!r}, was answered: the peer drops some"
-                " datagrams; one shorter than the datagram before it, read with a reused buffer?)"
-            )
-        )
+        if again is None:
+            return ""
+        return _(
+            " (a MSG01 sent right after, {hello!r}, was answered: the peer drops some"
+            " datagrams; one shorter than the datagram before it, read with a reused buffer?)"
+        ).format(hello=wire.encode(wire.Hello(again)))
 
     def helloAs(self, nick: str) -> bool:
         """MSG01 as ``nick``: did MSG02 come?"""
@@ -101,7 +100,9 @@ class VelhaCase(ConformanceCase):
             received = self.inviteAnswer()
             self.precondition(
                 received is not None,
-                f"needs an answer to MSG04: in {self.target.limit(INVITE_WAIT)} came {self.nothingOr()}",
+                _("needs an answer to MSG04: in {limit} came {came}").format(
+                    limit=self.target.limit(INVITE_WAIT), came=self.nothingOr()
+                ),
                 dependsOn="velha-invite",
             )
             assert isinstance(received, wire.InviteAnswer)
@@ -113,8 +114,10 @@ class VelhaCase(ConformanceCase):
         assert answer is not None
         self.precondition(
             False,
-            f"needs the peer to accept an invitation; it refused three times ({wire.encode(answer)!r}): start it"
-            " to accept invitations automatically, and it must be back in the lobby after a match",
+            _(
+                "needs the peer to accept an invitation; it refused three times ({answer!r}): start it"
+                " to accept invitations automatically, and it must be back in the lobby after a match"
+            ).format(answer=wire.encode(answer)),
             dependsOn="velha-invite",
         )
         raise AssertionError("unreachable")
@@ -126,8 +129,8 @@ class VelhaCase(ConformanceCase):
 
     def refusingSince(self) -> str:
         """Which check's invitation the peer refused first, when one before this check's was refused."""
-        first = next((check for check, _ in self.target.extra.get("refusals", []) if check), "")
-        return f" (it has refused every invitation since the check {first})" if first else ""
+        first = next((check for check, _answer in self.target.extra.get("refusals", []) if check), "")
+        return _(" (it has refused every invitation since the check {check})").format(check=first) if first else ""
 
     def connect(self, answer: wire.InviteAnswer, sendAck: bool = True) -> socket.socket:
         if sendAck:
@@ -138,18 +141,22 @@ class VelhaCase(ConformanceCase):
         try:
             connection = socket.create_connection((self.peer, answer.port), timeout=10)
         except OSError as error:
-            exchange.current().event("tcp", f"no connection to {self.peer}:{answer.port}: {error.strerror or error}")
-            self.precondition(False, f"needs a connection to the port in MSG05 ({answer.port}): {error}")
+            why = error.strerror or error
+            noConnection = _("no connection to {host}:{port}: {error}")
+            exchange.current().event("tcp", noConnection.format(host=self.peer, port=answer.port, error=why))
+            needs = _("needs a connection to the port in MSG05 ({port}): {error}")
+            self.precondition(False, needs.format(port=answer.port, error=error))
             raise
-        exchange.current().event("tcp", f"connected to {self.peer}:{answer.port}, the port of MSG05")
+        connected = _("connected to {host}:{port}, the port of MSG05").format(host=self.peer, port=answer.port)
+        exchange.current().event("tcp", connected)
         self.addCleanup(connection.close)
         return connection
 
     def streamReply(self, connection: socket.socket) -> list[object]:
         """The messages of the next read of a match connection (recorded)."""
         data = connection.recv(64)
-        exchange.current().received("tcp", data, streamMeaning(data) if data else "the target closed the connection")
-        return [item for _, item in wire.StreamDecoder().feed(data)]
+        exchange.current().received("tcp", data, streamMeaning(data) if data else _("the target closed the connection"))
+        return [item for _raw, item in wire.StreamDecoder().feed(data)]
 
     def giveUp(self, connection: socket.socket) -> None:
         """End a match we opened the way the text ends one: MSG10, then close.
@@ -159,7 +166,7 @@ class VelhaCase(ConformanceCase):
         """
         with contextlib.suppress(OSError):
             giveUp = wire.encodeStream(wire.GiveUp())
-            exchange.current().sent("tcp", giveUp, "MSG10, and we close our side: the check is over")
+            exchange.current().sent("tcp", giveUp, _("MSG10, and we close our side: the check is over"))
             connection.sendall(giveUp)
             connection.shutdown(socket.SHUT_WR)
         deadline = time.monotonic() + self.target.seconds(BACK_IN_LOBBY)
@@ -186,25 +193,43 @@ class VelhaCase(ConformanceCase):
         return driver
 
     def checkSeries(self, driver: SeriesDriver) -> None:
-        noStart = [str(reason) for reason in driver.recorder.of("ended") if "sent no MSG07" in str(reason)]
-        self.precondition(not noStart, f"needs a match that starts: {noStart[0] if noStart else ''}", "velha-invite")
-        broken = [reason for reason in driver.recorder.of("ended") if "broke a rule" in str(reason)]
-        self.require(not broken, f"the target broke a rule of the match: {broken[0] if broken else ''}")
-        self.require(not driver.malformed, f"the target sent malformed TCP frames: {driver.malformed[:2]}")
+        # Sorted by their English words (a match's reasons keep it, velhanet.velha.said), shown as translated.
+        noStart = [str(reason) for reason in driver.recorder.of("ended") if "sent no MSG07" in english(reason)]
+        self.precondition(
+            not noStart,
+            _("needs a match that starts: {reason}").format(reason=noStart[0] if noStart else ""),
+            "velha-invite",
+        )
+        broken = [str(reason) for reason in driver.recorder.of("ended") if "broke a rule" in english(reason)]
+        self.require(
+            not broken, _("the target broke a rule of the match: {reason}").format(reason=broken[0] if broken else "")
+        )
+        self.require(
+            not driver.malformed,
+            _("the target sent malformed TCP frames: {frames}").format(frames=driver.malformed[:2]),
+        )
         ended = [str(reason) for reason in driver.recorder.of("ended")]
-        self.require(not ended, f"the match ended early: {ended[0] if ended else ''}")
+        self.require(not ended, _("the match ended early: {reason}").format(reason=ended[0] if ended else ""))
         over = driver.recorder.of("seriesOver")
         self.require(
             over,
-            f"the series must end at a third win or after the fifth game; events: {driver.recorder.events[-3:]}",
+            _("the series must end at a third win or after the fifth game; events: {events}").format(
+                events=driver.recorder.events[-3:]
+            ),
         )
         found = []  # every deviation of the series, in one WARN
         if driver.afterTheEnd:
             playedOn = ", ".join(driver.afterTheEnd[:3])
-            found.append(f"after the series was decided the target went on playing ({playedOn})")
+            found.append(_("after the series was decided the target went on playing ({moves})").format(moves=playedOn))
         if not driver.peerClosed:
-            found.append("after the series the target kept the connection open (the text closes it automatically)")
-        notices = [str(n) for n in driver.recorder.of("notice") if "text MSG" in str(n) or "original" in str(n)]
-        found += [f"the game stayed well defined, but: {notice}" for notice in dict.fromkeys(notices)]
+            found.append(_("after the series the target kept the connection open (the text closes it automatically)"))
+        notices = [str(n) for n in driver.recorder.of("notice") if "text MSG" in english(n) or "original" in english(n)]
+        butSo = _("the game stayed well defined, but: {notice}")
+        found += [butSo.format(notice=notice) for notice in dict.fromkeys(notices)]
         if found:
             self.deviation("; ".join(found))
+
+
+def english(text: object) -> str:
+    """A match's reason or notice in English, whatever the process speaks (its ``english``, if it kept one)."""
+    return str(getattr(text, "english", text))

@@ -20,8 +20,10 @@ from twisted.internet.task import Clock
 from velhanet.bots.tictactoe import PerfectBot
 from velhanet.conformance import exchange
 from velhanet.games.kinarow import KInARowState
+from velhanet.i18n import N_, _, ngettext
 from velhanet.velha import wire
 from velhanet.velha.room import MatchCore, MatchMachine, MatchSettings, deliver, placeToPosition
+from velhanet.velha.said import said
 
 
 def meaning(message: object) -> str:
@@ -41,7 +43,21 @@ def datagramMeaning(data: bytes) -> str:
     try:
         return meaning(wire.decodeDatagram(data))
     except wire.MalformedMessage as error:
-        return f"malformed: {error}"
+        return malformed(error)
+
+
+def whyMalformed(data: bytes) -> str:
+    """Why a datagram does not decode (``header says 5 characters but …``); empty if it does."""
+    try:
+        wire.decodeDatagram(data)
+    except wire.MalformedMessage as error:
+        return str(error)
+    return ""
+
+
+def malformed(error: object) -> str:
+    """``malformed: header says 5 characters but …``: bytes that do not decode, in the exchange's words."""
+    return _("malformed: {error}").format(error=error)
 
 
 class Udp:
@@ -62,12 +78,11 @@ class Udp:
         """Datagrams from the target that did not decode, with why: evidence, never "nothing"."""
 
     def send(self, host: str, data: bytes) -> None:
-        exchange.current().sent(self.channel, data, f"to {host}:{self.port}: {datagramMeaning(data)}")
+        sentTo = _("to {host}:{port}: {meaning}").format(host=host, port=self.port, meaning=datagramMeaning(data))
+        exchange.current().sent(self.channel, data, sentTo)
         self.socket.sendto(data, (host, self.port))
 
-    def receive(
-        self, kind: type, sender: str, timeout: float, unless: socket.socket | None = None
-    ) -> object | None:
+    def receive(self, kind: type, sender: str, timeout: float, unless: socket.socket | None = None) -> object | None:
         """The next datagram of ``kind`` from ``sender`` within ``timeout`` seconds.
 
         ``unless``: a socket whose news ends the wait at once (None): the
@@ -77,14 +92,15 @@ class Udp:
         deadline = time.monotonic() + timeout
         watched = [self.socket] if unless is None else [self.socket, unless]
         wanted = f"MSG{kind.ID:02d}" if hasattr(kind, "ID") else kind.__name__
+        noneCame = _("waited {timeout:g} s for {wanted} from {sender}: none came")
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                exchange.current().event(self.channel, f"waited {timeout:g} s for {wanted} from {sender}: none came")
+                exchange.current().event(self.channel, noneCame.format(timeout=timeout, wanted=wanted, sender=sender))
                 return None
-            ready, _, _ = select.select(watched, [], [], remaining)
+            ready, _writable, _failed = select.select(watched, [], [], remaining)
             if not ready:
-                exchange.current().event(self.channel, f"waited {timeout:g} s for {wanted} from {sender}: none came")
+                exchange.current().event(self.channel, noneCame.format(timeout=timeout, wanted=wanted, sender=sender))
                 return None
             if self.socket not in ready:
                 return None  # news on ``unless``: its reader says what it is
@@ -98,9 +114,11 @@ class Udp:
                 message = wire.decodeDatagram(data)
             except wire.MalformedMessage as error:
                 self.malformed.append((data, str(error)))
-                exchange.current().received(self.channel, data, f"from {host}:{port}: malformed: {error}")
+                came = _("from {host}:{port}: malformed: {error}").format(host=host, port=port, error=error)
+                exchange.current().received(self.channel, data, came)
                 continue
-            exchange.current().received(self.channel, data, f"from {host}:{port}: {meaning(message)}")
+            came = _("from {host}:{port}: {meaning}").format(host=host, port=port, meaning=meaning(message))
+            exchange.current().received(self.channel, data, came)
             if isinstance(message, kind):
                 return message
 
@@ -109,16 +127,28 @@ class Udp:
         datagrams it sent, each with why (evidence, never "nothing" when something came)."""
         came, self.malformed = self.malformed, []
         if not came:
-            return "nothing"
-        shown = "; ".join(f"received {raw.decode('latin-1')!r}: {why}" for raw, why in came[:3])
-        return f"only malformed datagrams: {shown}" + (f" (and {len(came) - 3} more)" if len(came) > 3 else "")
+            return _("nothing")
+        received = _("received {raw!r}: {why}")
+        shown = "; ".join(received.format(raw=raw.decode("latin-1"), why=why) for raw, why in came[:3])
+        if len(came) > 3:
+            more = len(came) - 3
+            return ngettext(
+                "only malformed datagrams: {shown} (and {n} more)",
+                "only malformed datagrams: {shown} (and {n} more)",
+                more,
+            ).format(shown=shown, n=more)
+        return _("only malformed datagrams: {shown}").format(shown=shown)
 
     def close(self) -> None:
         self.socket.close()
 
 
-def helloRoundTrip(udp: Udp, local: str, host: str, port: int, nick: str, wait: float) -> tuple[str | None, bool]:
+def helloRoundTrip(
+    udp: Udp, local: str, host: str, port: int, nick: str, wait: float, anyMore: bool = False
+) -> tuple[str | None, bool]:
     """Send MSG01; (why the peer at host:port cannot be reached, or None; whether MSG02 came within ``wait``).
+
+    ``anyMore``: the peer was reached before (the probe after a check), and the reason says it is not any more.
 
     MSG02 goes to our address at the protocol port, where ``udp`` listens,
     from whatever port the peer likes (the original program answers from a
@@ -131,17 +161,26 @@ def helloRoundTrip(udp: Udp, local: str, host: str, port: int, nick: str, wait: 
             sender.bind((local, 0))
             sender.connect((host, port))
             hello = wire.encode(wire.Hello(nick))
-            exchange.current().sent(f"udp {local}", hello, f"to {host}:{port}, a probe: {datagramMeaning(hello)}")
+            probe = _("to {host}:{port}, a probe: {meaning}").format(
+                host=host, port=port, meaning=datagramMeaning(hello)
+            )
+            exchange.current().sent(f"udp {local}", hello, probe)
             sender.send(hello)
             answered = udp.receive(wire.HelloReply, host, wait, unless=sender) is not None
             sender.setblocking(False)
             with contextlib.suppress(BlockingIOError):
                 sender.recv(64)  # raises the ICMP error, if one came
         except ConnectionRefusedError:
-            exchange.current().event(f"udp {local}", f"ICMP port unreachable: nothing listens on UDP {host}:{port}")
-            return f"nothing listens on UDP {host}:{port}", False
+            unreachable = _("ICMP port unreachable: nothing listens on UDP {host}:{port}")
+            exchange.current().event(f"udp {local}", unreachable.format(host=host, port=port))
+            if anyMore:
+                return _("nothing listens on UDP {host}:{port} any more").format(host=host, port=port), False
+            return _("nothing listens on UDP {host}:{port}").format(host=host, port=port), False
         except OSError as error:
-            return f"cannot reach {host}:{port}: {error.strerror or error}", False
+            why = error.strerror or error
+            if anyMore:
+                return _("cannot reach {host}:{port}: {error} any more").format(host=host, port=port, error=why), False
+            return _("cannot reach {host}:{port}: {error}").format(host=host, port=port, error=why), False
     return None, answered
 
 
@@ -248,22 +287,23 @@ class SeriesDriver:
         except TimeoutError:
             return
         except OSError as error:
-            exchange.current().event(self.channel, f"the connection failed: {error.strerror or error}")
+            failed = _("the connection failed: {error}").format(error=error.strerror or error)
+            exchange.current().event(self.channel, failed)
             data = b""
         if not data:
-            exchange.current().event(self.channel, "the target closed the connection")
+            exchange.current().event(self.channel, _("the target closed the connection"))
             self.peerClosed = True
-            self.machine.connectionLost("closed by the target")
+            self.machine.connectionLost(said(N_("closed by the target")))
             return
         meanings, messages = [], []
         for raw, item in self.decoder.feed(data):
             if isinstance(item, wire.MalformedMessage):
                 self.malformed.append(f"{raw!r}: {item}")
-                meanings.append(f"malformed: {item}")
+                meanings.append(malformed(item))
             else:
                 meanings.append(meaning(item))
                 messages.append(item)
-        exchange.current().received(self.channel, data, "; ".join(meanings) or "(part of a message)")
+        exchange.current().received(self.channel, data, "; ".join(meanings) or _("(part of a message)"))
         if self.recorder.of("seriesOver"):  # the series is decided: anything more is the target playing on
             self.afterTheEnd += [meaning(message) for message in messages]
         for message in messages:  # after the record of what came: the answers come after it too
@@ -276,13 +316,13 @@ def receiveStart(connection: socket.socket, timeout: float) -> bytes:
     try:
         data = connection.recv(64)
     except TimeoutError:
-        exchange.current().event("tcp", f"waited {timeout:g} s for MSG07: none came")
+        exchange.current().event("tcp", _("waited {timeout:g} s for MSG07: none came").format(timeout=timeout))
         return b""
     except OSError as error:
-        exchange.current().event("tcp", f"the connection failed: {error.strerror or error}")
+        exchange.current().event("tcp", _("the connection failed: {error}").format(error=error.strerror or error))
         return b""
     if not data:
-        exchange.current().event("tcp", "the target closed the connection before MSG07")
+        exchange.current().event("tcp", _("the target closed the connection before MSG07"))
         return b""
     exchange.current().received("tcp", data, streamMeaning(data))
     return data if data.startswith(b"07") else b""
@@ -291,6 +331,6 @@ def receiveStart(connection: socket.socket, timeout: float) -> bytes:
 def streamMeaning(data: bytes) -> str:
     """What bytes of a match connection mean (each message, or why it is malformed)."""
     meanings = []
-    for _, item in wire.StreamDecoder().feed(data):
-        meanings.append(f"malformed: {item}" if isinstance(item, wire.MalformedMessage) else meaning(item))
-    return "; ".join(meanings) or "(part of a message)"
+    for _raw, item in wire.StreamDecoder().feed(data):
+        meanings.append(malformed(item) if isinstance(item, wire.MalformedMessage) else meaning(item))
+    return "; ".join(meanings) or _("(part of a message)")

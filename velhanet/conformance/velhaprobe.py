@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from velhanet.conformance.base import Target
 from velhanet.conformance.velhaplayer import Udp, helloRoundTrip
+from velhanet.i18n import _, ngettext
 from velhanet.velha import wire
 
 NICK = "vcheck"
 """The checker's own nick."""
+
 
 def canTest(target: Target) -> str | None:
     """Something listens on the peer's UDP port (no ICMP 'port unreachable'); remember if it answers MSG01."""
@@ -22,7 +24,9 @@ def canTest(target: Target) -> str | None:
     try:
         udp = Udp(local, target.port)
     except OSError as error:
-        return f"cannot bind our own UDP port {local}:{target.port} (--local): {error.strerror or error}"
+        return _("cannot bind our own UDP port {local}:{port} (--local): {error}").format(
+            local=local, port=target.port, error=error.strerror or error
+        )
     try:
         unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, NICK, target.seconds(HELLO_WAIT))
     finally:
@@ -47,13 +51,20 @@ def probe(target: Target) -> str | None:
     wait = HELLO_WAIT if target.extra.get("answersHello") else DEAF_WAIT
     try:
         for nick in PROBE_NICKS:  # several lengths, each from a fresh socket: a peer that misreads one still answers
-            unreachable, answered = helloRoundTrip(udp, local, target.host, target.port, nick, target.seconds(wait))
+            unreachable, answered = helloRoundTrip(
+                udp, local, target.host, target.port, nick, target.seconds(wait), anyMore=True
+            )
             if unreachable is not None:
-                return f"{unreachable} any more"
+                return unreachable
             if answered or not target.extra.get("answersHello"):
                 return None
         forms = ", ".join(repr(wire.encode(wire.Hello(nick)).decode()) for nick in PROBE_NICKS)
-        return f"it no longer answers MSG01 in any of {len(PROBE_NICKS)} forms ({forms}): its UDP listener stopped"
+        stopped = ngettext(
+            "it no longer answers MSG01 in its {n} form ({forms}): its UDP listener stopped",
+            "it no longer answers MSG01 in any of {n} forms ({forms}): its UDP listener stopped",
+            len(PROBE_NICKS),
+        )
+        return stopped.format(n=len(PROBE_NICKS), forms=forms)
     finally:
         udp.close()
 

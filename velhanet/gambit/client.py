@@ -36,6 +36,7 @@ from velhanet.gambit.engine import Engine, EngineFailure
 from velhanet.gambit.movesource import Bot, EnginePlayer
 from velhanet.gambit.session import ClientSession
 from velhanet.gambit.wire import JsonStreamDecoder, MalformedMessage, Message, encode
+from velhanet.i18n import _
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.userns import enterUserNamespace
 from velhanet.sendnow import noDelay
@@ -86,7 +87,7 @@ class GambitClientProtocol(Protocol):
         for raw, item in self.decoder.feed(data):
             self.trace(IN, SERVER, raw, item)
             if isinstance(item, MalformedMessage):
-                self.session.say(f"The server sent something unreadable: {item}")
+                self.session.say(_("The server sent something unreadable: {reason}").format(reason=item))
                 continue
             self.session.received(item)
 
@@ -144,7 +145,7 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     addSandboxArguments(parser)
     arguments = parser.parse_args(argv)
     if arguments.engine is None and (arguments.skill is not None or arguments.movetime is not None):
-        parser.error("--skill and --movetime are options of --engine")
+        parser.error(_("--skill and --movetime are options of --engine"))
     if arguments.engine is not None:
         arguments.bot = True
     if arguments.movetime is None:
@@ -160,13 +161,13 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
 
 def skillLevel(text: str) -> int:
     if not text.isdigit() or not 0 <= int(text) <= 20:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a skill level from 0 to 20")
+        raise argparse.ArgumentTypeError(_("{text!r} is not a skill level from 0 to 20").format(text=text))
     return int(text)
 
 
 def milliseconds(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds (at least 1)")
+        raise argparse.ArgumentTypeError(_("{text!r} is not a number of milliseconds (at least 1)").format(text=text))
     return int(text)
 
 
@@ -188,9 +189,9 @@ def pgnKeeper(path: str, say: Callable[[str], None]) -> Callable[[str], None]:
             with open(path, "a", encoding="utf-8") as file:
                 file.write(text + "\n")
         except OSError as error:
-            say(f"Cannot write the game to {path}: {error.strerror or error}")
+            say(_("Cannot write the game to {path}: {error}").format(path=path, error=error.strerror or error))
         else:
-            say(f"The game is in {path}")
+            say(_("The game is in {path}").format(path=path))
 
     return keep
 
@@ -297,7 +298,8 @@ def play(reactor: object, arguments: argparse.Namespace, bot: Bot | None) -> Def
             StandardIO(LineConsole(session.scriptedLine, session.scriptEnded), reactor=reactor)
 
     def failed(failure: Failure) -> None:
-        say(f"Cannot reach the Gambit server at {arguments.host}:{arguments.port}: {failure.getErrorMessage()}")
+        cannot = _("Cannot reach the Gambit server at {host}:{port}: {reason}")
+        say(cannot.format(host=arguments.host, port=arguments.port, reason=failure.getErrorMessage()))
         exitCode.append(2)
         closed()
 

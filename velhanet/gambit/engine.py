@@ -41,13 +41,14 @@ import shutil
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import chess
 import chess.engine
 from twisted.internet.defer import CancelledError, Deferred, TimeoutError, fail
 from twisted.python.failure import Failure
 
+from velhanet.i18n import N_, _
 from velhanet.sandbox import Sandbox
 from velhanet.sandbox.jail import programFolder
 from velhanet.sandbox.program import SandboxedProgram, spawn
@@ -70,8 +71,50 @@ SKILL_OPTION = "Skill Level"
 """Stockfish's option: 0 (weakest) … 20 (full strength)."""
 
 
+FAILURES: Final = {
+    "timeout": (
+        N_("the engine {engine} did not answer within {seconds:g} s"),
+        N_("cannot start the engine {engine}: it did not answer within {seconds:g} s"),
+    ),
+    "crashed": (N_("the engine {engine} crashed ({how})"), N_("cannot start the engine {engine}: it crashed ({how})")),
+    "nonsense": (
+        N_("the engine {engine} answered nonsense ({error})"),
+        N_("cannot start the engine {engine}: it answered nonsense ({error})"),
+    ),
+    "failed": (N_("the engine {engine} failed: {error}"), N_("cannot start the engine {engine}: it failed: {error}")),
+    "longLine": (
+        N_("the engine {engine} printed a line longer than {limit} bytes"),
+        N_("cannot start the engine {engine}: it printed a line longer than {limit} bytes"),
+    ),
+    "spawn": (
+        N_("the engine {engine} could not be spawned: {error}"),
+        N_("cannot start the engine {engine}: it could not be spawned: {error}"),
+    ),
+}
+"""Each way an engine fails: as said during a game, and as said of an engine that was starting."""
+
+
 class EngineFailure(Exception):
-    """The engine could not start, died, answered nonsense or nothing in time: the message is one line."""
+    """The engine could not start, died, answered nonsense or nothing in time: the message is one line.
+
+    A failure of L{FAILURES} keeps its ``kind`` and details, so that a start that fails says it its own way.
+    """
+
+    def __init__(self, message: str, kind: str = "", **details: object) -> None:
+        super().__init__(message)
+        self.kind, self.details = kind, details
+
+    @classmethod
+    def of(cls, kind: str, engine: str, **details: object) -> EngineFailure:
+        return cls(_(FAILURES[kind][0]).format(engine=engine, **details), kind, **details)
+
+    def atStart(self, command: str) -> EngineFailure:
+        """The same failure, of an engine ``command`` that was starting."""
+        if self.kind not in FAILURES:
+            return self
+        return EngineFailure(
+            _(FAILURES[self.kind][1]).format(engine=command, **self.details), self.kind, **self.details
+        )
 
 
 class _Loop:
@@ -160,9 +203,9 @@ def _findExecutable(path: str) -> tuple[str, str]:
     """Its absolute path (it runs from its own folder, in the sandbox too), and the reason it cannot run, or ''."""
     found = shutil.which(path) if os.sep not in path else path
     if found is None or not os.path.exists(found):
-        return path, "no such file" if os.sep in path else "no such command on PATH"
+        return path, _("no such file") if os.sep in path else _("no such command on PATH")
     if os.path.isdir(found) or not os.access(found, os.X_OK):
-        return path, "not an executable file"
+        return path, _("not an executable file")
     return os.path.abspath(found), ""
 
 
@@ -202,7 +245,9 @@ class Engine:
         """Start it and say ``uci`` (and set its skill): a ready engine, or EngineFailure ("cannot start …")."""
         found, problem = _findExecutable(command[0])
         if problem:
-            raise EngineFailure(f"cannot start the engine {command[0]}: {problem}")
+            raise EngineFailure(
+                _("cannot start the engine {engine}: {problem}").format(engine=command[0], problem=problem)
+            )
         engine = cls(reactor, [found, *command[1:]], margin)
         try:
             await engine._spawn(sandbox)
@@ -211,13 +256,11 @@ class Engine:
                 if SKILL_OPTION in engine._protocol().options:
                     await engine._ask(engine._protocol().configure({SKILL_OPTION: skill}), startTimeout)
                 else:
-                    engine.notes.append(
-                        f"the engine {engine.name} has no {SKILL_OPTION!r} option: --skill {skill} is ignored"
-                    )
+                    note = _("the engine {engine} has no {option!r} option: --skill {skill} is ignored")
+                    engine.notes.append(note.format(engine=engine.name, option=SKILL_OPTION, skill=skill))
         except EngineFailure as failure:
             await engine.quit()
-            reason = str(failure).removeprefix(f"the engine {engine.name} ")
-            raise EngineFailure(f"cannot start the engine {command[0]}: it {reason}") from None
+            raise failure.atStart(command[0]) from None
         return engine
 
     async def _spawn(self, sandbox: Sandbox) -> None:
@@ -232,7 +275,7 @@ class Engine:
             )
         except OSError as error:
             self.loop.stop()
-            raise EngineFailure(f"the engine {self.name} could not be spawned: {error.strerror or error}") from None
+            raise EngineFailure.of("spawn", self.name, error=error.strerror or error) from None
         self.pipes.program = self.program
         self.program.ended.addCallback(self._ended)
         # Not waiting for ``program.ready``: what is written waits in the pipe, and the start's
@@ -243,7 +286,7 @@ class Engine:
         newline = data.rfind(b"\n")
         self._partial = len(data) - newline - 1 if newline >= 0 else self._partial + len(data)
         if self._partial > MAX_LINE:
-            self._broken(EngineFailure(f"the engine {self.name} printed a line longer than {MAX_LINE} bytes"))
+            self._broken(EngineFailure.of("longLine", self.name, limit=MAX_LINE))
         elif self.failure is None:
             self.loop.soon(self._protocol().pipe_data_received, 1, data)
 
@@ -260,7 +303,8 @@ class Engine:
 
         def legal(result: chess.engine.PlayResult) -> chess.Move:
             if result.move is None or result.move not in position.legal_moves:
-                raise self._broken(EngineFailure(f"the engine {self.name} gave no legal move ({result.move})"))
+                said = _("the engine {engine} gave no legal move ({move})").format(engine=self.name, move=result.move)
+                raise self._broken(EngineFailure(said))
             return result.move
 
         return asked.addCallback(legal)
@@ -281,14 +325,14 @@ class Engine:
         if self.failure is not None:
             return Failure(self.failure)
         if failure.check(TimeoutError):
-            text = f"did not answer within {seconds:g} s"
+            broken = EngineFailure.of("timeout", self.name, seconds=seconds)
         elif failure.check(chess.engine.EngineTerminatedError) or self.pipes.returncode is not None:
-            text = f"crashed ({self.howItEnded()})"
+            broken = EngineFailure.of("crashed", self.name, how=self.howItEnded())
         elif failure.check(chess.engine.EngineError):
-            text = f"answered nonsense ({failure.getErrorMessage()})"
+            broken = EngineFailure.of("nonsense", self.name, error=failure.getErrorMessage())
         else:
-            text = f"failed: {failure.getErrorMessage()}"
-        return Failure(self._broken(EngineFailure(f"the engine {self.name} {text}")))
+            broken = EngineFailure.of("failed", self.name, error=failure.getErrorMessage())
+        return Failure(self._broken(broken))
 
     def _broken(self, failure: EngineFailure) -> EngineFailure:
         """The first failure is the one told; the engine is stopped, it answers nothing more."""
@@ -307,10 +351,10 @@ class Engine:
             return verdict.cause
         status = program.status if program is not None else None
         if status is None:
-            return "still running"
+            return _("still running")
         if status > 128:
-            return f"killed by signal {status - 128}"
-        return f"exit {status}"
+            return _("killed by signal {signal}").format(signal=status - 128)
+        return _("exit {status}").format(status=status)
 
     def _ended(self, verdict: object) -> object:
         self.pipes.returncode = self.program.status if self.program is not None else -1

@@ -18,6 +18,7 @@ from velhanet.clientlimits import AddressBuckets
 from velhanet.gambit.room import Participant, Room, RoomCore, RoomMachine
 from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
+from velhanet.i18n import _
 from velhanet.watching import NO_WATCHER, GameWatcher
 
 MAX_NAME = 64
@@ -148,7 +149,7 @@ class Lobby:
         member.failedJoins += 1
         if member.failedJoins > self.failedJoinsPerConnection:
             count = member.failedJoins
-            member.disconnect(f"{count} failed JOINs", self.texts("tooManyFailedJoins", count=count))
+            member.disconnect(_("{count} failed JOINs").format(count=count), self.texts.tooManyFailedJoins(count))
             return
         self._refuse(member, text)
 

@@ -20,6 +20,7 @@ from twisted.python.failure import Failure
 
 from velhanet.bots.chess import chooseBotMove
 from velhanet.gambit.engine import Engine
+from velhanet.i18n import _
 
 
 class MoveSource(typing.Protocol):
@@ -69,7 +70,7 @@ def askBot(
     def failed(failure: Failure) -> None:
         if failure.check(CancelledError):
             return
-        say(f"{failure.getErrorMessage()}: resigning")
+        say(_("{reason}: resigning").format(reason=failure.getErrorMessage()))
         resign()
 
     return source.choose(board.copy()).addCallbacks(lambda move: play(move.uci()), failed)

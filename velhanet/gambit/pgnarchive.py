@@ -23,6 +23,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from velhanet.games.chessrecord import ChessRecord, pgnText, resultOf
+from velhanet.i18n import _
 from velhanet.watching import UNWATCHED, Position, Score, WatchedGame
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -71,24 +72,27 @@ class PgnArchive:
         if stopped is not None:
             pgnResult, termination = "*", "unterminated"
         date = self.today()
-        text = pgnText(record.game(
-            game.white,
-            game.black,
-            result=pgnResult,
-            termination=termination,
-            site=self.site,
-            date=date,
-        ))
+        text = pgnText(
+            record.game(
+                game.white,
+                game.black,
+                result=pgnResult,
+                termination=termination,
+                site=self.site,
+                date=date,
+            )
+        )
         if stopped is not None:
-            text = text.rstrip("\n") + f"\n{{the server relayed {stopped!r}, which is not legal here}}\n"
+            comment = _("the server relayed {move!r}, which is not legal here").format(move=stopped)
+            text = text.rstrip("\n") + "\n{" + comment + "}\n"
         name = f"{date:%Y-%m-%d}-{game.number:04d}-{_fileSafe(game.white)}-{_fileSafe(game.black)}.pgn"
         path = self.directory / name
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as error:
-            self.log.error("cannot write the PGN of game {number}: {error}", number=game.number, error=error)
+            self.log.error(_("cannot write the PGN of game {number}: {error}"), number=game.number, error=error)
             return None
-        self.log.info("game {number} written to {path}", number=game.number, path=str(path))
+        self.log.info(_("game {number} written to {path}"), number=game.number, path=str(path))
         return path
 
 

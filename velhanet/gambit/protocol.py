@@ -36,8 +36,9 @@ from zope.interface import implementer
 from velhanet.clientlimits import AddressBuckets
 from velhanet.gambit.lobby import Game, Lobby
 from velhanet.gambit.room import Participant
-from velhanet.gambit.texts import DEFAULT_LANGUAGE, Texts
+from velhanet.gambit.texts import WIRE_LANGUAGE, Texts
 from velhanet.gambit.wire import MAX_MESSAGE, Cmd, JsonStreamDecoder, MalformedMessage, Message, encode
+from velhanet.i18n import _
 from velhanet.sendnow import noDelay, writerFor
 from velhanet.tracing import Tracer, noTrace
 from velhanet.watching import NO_WATCHER, GameWatcher
@@ -136,7 +137,7 @@ class GambitServerProtocol(Protocol):
             self.factory.trace("out", self.peer, raw, Message(Cmd.ERROR, "", tell))
             self._write(raw)
         self._closed = True
-        self.log.info("closing {peer}: {why}", peer=self.peer, why=why)
+        self.log.info(_("closing {peer}: {why}"), peer=self.peer, why=why)
         assert self.transport is not None
         self.transport.loseConnection()
 
@@ -144,7 +145,7 @@ class GambitServerProtocol(Protocol):
         """Drop a connection that does not read: waiting for its buffer to drain could take forever."""
         if not self._closed:
             self._closed = True
-            self.log.info("aborting {peer}: {why}", peer=self.peer, why=why)
+            self.log.info(_("aborting {peer}: {why}"), peer=self.peer, why=why)
             assert self.transport is not None
             self.transport.abortConnection()  # type: ignore[attr-defined]
 
@@ -174,7 +175,7 @@ class GambitServerProtocol(Protocol):
                 self._write(raw)
                 return
         if len(self._queue) >= self.limits.maxQueued:
-            self.abort(f"more than {self.limits.maxQueued} replies unread")
+            self.abort(_("more than {count} replies unread").format(count=self.limits.maxQueued))
             return
         self._queue.append((raw, relayed))
         self._relaysQueued += relayed
@@ -204,7 +205,9 @@ class GambitServerProtocol(Protocol):
         if self._relaysQueued >= self.limits.relayWindow:
             count = self._relaysQueued
             sender.disconnect(
-                f"flooded its opponent {self.peer} ({count} relayed messages unwritten)",
+                _("flooded its opponent {peer} ({count} relayed messages unwritten)").format(
+                    peer=self.peer, count=count
+                ),
                 self.factory.texts("floodedOpponent", name=self.name, count=count),
             )
             return
@@ -232,7 +235,7 @@ class GambitServerProtocol(Protocol):
     def _handleSome(self) -> None:
         """Handle at most ``perTurn`` messages now; the rest after the other connections' turn."""
         self._readCall = None
-        for _ in range(self.limits.perTurn):
+        for _turn in range(self.limits.perTurn):
             if self._closed:
                 return
             item = self.decoder.next()
@@ -252,7 +255,7 @@ class GambitServerProtocol(Protocol):
     def _handleOne(self, raw: str, item: Message | MalformedMessage) -> None:
         self.factory.trace("in", self.peer, raw, item)
         if isinstance(item, MalformedMessage):
-            self.log.warn("bad input from {peer}: {reason}", peer=self.peer, reason=str(item))
+            self.log.warn(_("bad input from {peer}: {reason}"), peer=self.peer, reason=str(item))
             text = self.factory.texts("badMessage", reason=str(item))
             if item.fatal:
                 self.close(str(item), text)
@@ -267,7 +270,7 @@ class GambitServerProtocol(Protocol):
         self._malformedInRow += 1
         if self._malformedInRow > self.limits.malformedInRow:
             count = self._malformedInRow
-            self.close(f"{count} bad messages in a row", self.factory.texts("tooManyBad", count=count))
+            self.close(_("{count} bad messages in a row").format(count=count), self.factory.texts.tooManyBad(count))
             return
         self.send(Message(Cmd.ERROR, "", text))
 
@@ -281,7 +284,7 @@ class GambitServerProtocol(Protocol):
             self.inGame(cmd, message.args)
         elif cmd in (Cmd.OK, Cmd.ERROR):
             self.log.info(
-                "{peer} sent {message}; clients do not send it, ignored", peer=self.peer, message=message.describe()
+                _("{peer} sent {message}; clients do not send it, ignored"), peer=self.peer, message=message.describe()
             )
         else:
             self._refused(self.factory.texts("unknownCmd", cmd=cmd))
@@ -315,7 +318,7 @@ class GambitServerFactory(Factory):
         validate: bool = True,
         spacing: float = SPACING,
         trace: Tracer | None = None,
-        language: str = DEFAULT_LANGUAGE,
+        language: str = WIRE_LANGUAGE,
         limits: GambitLimits | None = None,
         watcher: GameWatcher = NO_WATCHER,
     ) -> None:

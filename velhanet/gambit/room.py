@@ -21,6 +21,7 @@ from velhanet.gambit.texts import Texts
 from velhanet.gambit.wire import Cmd, Message
 from velhanet.games.chessgame import gameOutcome, parseMove, playForgetting
 from velhanet.games.interfaces import IllegalMove
+from velhanet.i18n import _
 from velhanet.indexedmachine import indexed
 from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, Score, WatchedGame
 
@@ -190,7 +191,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
 
     @playing.upon(Room._finish).to(over)
     def finish(inputs: Room, core: RoomCore, text: str, score: Score) -> None:
-        core.log.info("game {gameId} over: {result}", gameId=core.gameId, result=text)
+        core.log.info(_("game {gameId} over: {result}"), gameId=core.gameId, result=text)
         for player in (core.white, core.black):
             if player is not None:
                 player.send(Message(Cmd.END, "", text))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import chess
 
 from velhanet.games.chessrecord import ChessRecord, pgnText, resultOf
+from velhanet.i18n import _
 
 _WINNER = re.compile(r"^(?:El jugador )?(?P<name>.+?) ha ganado la partida")
 _LEFT = re.compile(r"^El jugador (?P<name>.+?) ha abandonado la partida")
@@ -87,7 +88,7 @@ class Scoresheet:
         if result is None:
             result = self.resultFrom(serverText, user, opponent, colour)
         if self.record.moves:
-            say(f"The game: {self.record.numbered()} {result}")
+            say(_("The game: {moves} {result}").format(moves=self.record.numbered(), result=result))
         if self.keep is not None:
             white, black = (user, opponent) if colour == chess.WHITE else (opponent, user)
             today = datetime.date.today()

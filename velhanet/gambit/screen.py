@@ -6,6 +6,10 @@ import typing
 
 import chess
 
+from velhanet import i18n
+from velhanet.gambit.texts import Texts
+from velhanet.i18n import N_, _
+
 
 def renderBoard(board: chess.Board, colour: chess.Color) -> str:
     rows = board.unicode(empty_square="·", orientation=colour).splitlines()
@@ -14,12 +18,20 @@ def renderBoard(board: chess.Board, colour: chess.Color) -> str:
     return "\n".join(f"{rank} {row}" for rank, row in zip(ranks, rows, strict=True)) + f"\n  {files}"
 
 
-HELP = """\
+HELP = N_(
+    """\
 moves: SAN (e4, Nf3, O-O, exd8=Q) or UCI (e2e4, e7e8q)
   draw     offer a draw (or accept the opponent's offer)
   resign   give up the game
   board    show the board again
   quit     leave (the server tells your opponent)"""
+)
+"""The commands (their words stay as typed: only what they do is translated)."""
+
+
+def clientTexts() -> Texts:
+    """The chess words (a game's end, a move that is not legal) in the language the client speaks."""
+    return Texts(i18n.current().code)
 
 
 class Commands(typing.Protocol):
@@ -46,7 +58,7 @@ def runCommand(inputs: Commands, core: Console, line: str) -> None:
     if not word:
         return
     if word == "help":
-        core.say(HELP)
+        core.say(_(HELP))
     elif word == "board":
         core.show()
     elif word == "draw":

@@ -9,6 +9,7 @@ from typing import Any
 from twisted.application.service import IService, MultiService
 
 from velhanet.gambit.protocol import GambitServerFactory
+from velhanet.gambit.texts import WIRE_LANGUAGE
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import logTracer, orGlobalReactor
 from velhanet.watching import bothWatchers
@@ -52,7 +53,7 @@ def makeService(options: Any, reactor: Any = None) -> IService:
         validate=not options["no-validate"],
         trace=traceToLog if options["trace"] else None,
         spacing=options["spacing"],
-        language=options["language"],
+        language=options["language"] or WIRE_LANGUAGE,
         limits=options["limits"],
         watcher=watcher,
     )

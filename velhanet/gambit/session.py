@@ -4,7 +4,7 @@ States: ``connecting`` → ``creating`` → ``waiting`` (White, for an opponent)
 or ``connecting`` → ``joining`` (→ ``refused``: an ERROR that an OK may still
 follow) → ``playing`` → ``ending`` (our board says the game is over: a short
 wait for the server's END) or ``resigned`` → ``over``. Each waiting state owns
-its timer as its data, so every way out of it cancels the timer; every call
+its timer as its data (L{velhanet.gambit.turns}), so every way out of it cancels the timer; every call
 of ``finish`` leaves the machine ``over``, where nothing said can start
 anything again.
 
@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 
 import chess
 from automat import TypeMachine, TypeMachineBuilder
-from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.internet.interfaces import IReactorTime
 
 from velhanet.gambit.movesource import Bot, askBot
 from velhanet.gambit.scoresheet import Scoresheet, winnerResult
-from velhanet.gambit.screen import renderBoard, runCommand
+from velhanet.gambit.screen import clientTexts, renderBoard, runCommand
+from velhanet.gambit.turns import Ending, Pending, Refusal, Timed, Turns
 from velhanet.gambit.wire import Cmd, Message
-from velhanet.games.chessgame import describeOutcome, gameOutcome, parseMove
+from velhanet.games.chessgame import gameOutcome, parseMove
 from velhanet.games.interfaces import IllegalMove
+from velhanet.i18n import _
 from velhanet.indexedmachine import indexed
 
 JOIN_TIMEOUT = 10.0
@@ -178,74 +179,12 @@ class SessionCore:
         return self.user
 
 
-class Timed:
-    """The data of a state that owns a timer: every transition out of the state calls L{stop}."""
-
-    timer: IDelayedCall | None
-
-    def stop(self) -> None:
-        if self.timer is not None and self.timer.active():
-            self.timer.cancel()
-        self.timer = None
-
-
-@dataclass
-class Pending(Timed):
-    """``joining`` and ``resigned``: only the timer."""
-
-    timer: IDelayedCall | None
-
-
-@dataclass
-class Refusal(Timed):
-    text: str
-    timer: IDelayedCall | None
-
-
-@dataclass
-class Ending(Timed):
-    verdict: str
-    timer: IDelayedCall | None
-
-
-@dataclass
-class Turns(Timed):
-    """``playing``: what stands between the moves, and the game's two timers."""
-
-    timer: IDelayedCall | None = None
-    """The bot's next move."""
-    thinking: Deferred[None] | None = None
-    """The bot's move being chosen (an engine thinks): cancelled when the game ends first."""
-    drawAck: IDelayedCall | None = None
-    """The server has this long to confirm our draw offer."""
-    lastSent: chess.Move | None = None
-    myOffer: bool = False
-    theirOffer: bool = False
-
-    def armBot(self, call: IDelayedCall) -> None:
-        """One pending bot move at most: a repeated prompt replaces the pending one."""
-        super().stop()
-        self.timer = call
-
-    def settleOffer(self) -> None:
-        self.myOffer = False
-        if self.drawAck is not None and self.drawAck.active():
-            self.drawAck.cancel()
-        self.drawAck = None
-
-    def stop(self) -> None:
-        super().stop()
-        self.settleOffer()
-        if self.thinking is not None:
-            self.thinking.cancel()
-
-
 def _nextScripted(inputs: Session, core: SessionCore) -> None:
     assert core.script is not None
     if core.script:
         runCommand(inputs, core, core.script.pop(0))
     elif core.scriptEnded:
-        core.say("Standard input has ended and it is your move: leaving the game.")
+        core.say(_("Standard input has ended and it is your move: leaving the game."))
         inputs.quit()
 
 
@@ -257,17 +196,19 @@ def prompt(inputs: Session, core: SessionCore, turns: Turns) -> None:
     elif core.script is not None:
         _nextScripted(inputs, core)
     else:
-        core.say("Your move:")
+        core.say(_("Your move:"))
 
 
 def start(inputs: Session, core: SessionCore, opponent: str) -> None:
     core.opponent = opponent
     if opponent == core.user:
-        core.say(f"Your opponent is also called {opponent}: your moves go out without a user name.")
+        core.say(_("Your opponent is also called {name}: your moves go out without a user name.").format(name=opponent))
     if core.colour == chess.WHITE:
-        core.say(f"{opponent} joined your game {core.gameId}. You play White. Type 'help' for commands.")
+        said = _("{opponent} joined your game {game}. You play White. Type 'help' for commands.")
+        core.say(said.format(opponent=opponent, game=core.gameId))
     else:
-        core.say(f"You joined {opponent}'s game {core.gameId}. You play Black. Type 'help' for commands.")
+        said = _("You joined {opponent}'s game {game}. You play Black. Type 'help' for commands.")
+        core.say(said.format(opponent=opponent, game=core.gameId))
     core.show()
     core.sheet.begin()
     inputs._prompt()  # queued: runs in ``playing``, which holds the bot's timer
@@ -275,79 +216,90 @@ def start(inputs: Session, core: SessionCore, opponent: str) -> None:
 
 def playMove(inputs: Session, core: SessionCore, turns: Turns, text: str) -> None:
     if not core.myTurn():
-        core.say("Not your turn.")
+        core.say(_("Not your turn."))
         return
     try:
         move = parseMove(core.board, text, None)
     except IllegalMove as error:
-        core.say(f"Illegal: {error}")
+        core.say(_("Illegal: {reason}").format(reason=clientTexts().problem(error)))
         prompt(inputs, core, turns)
         return
     written = core.sheet.play(move)
     core.board.push(move)
     turns.lastSent = move
     core.send(Message(Cmd.MOVE, core.moveUser(), f"{core.gameId}:{move.uci()}"))
-    core.say(f"You played {written}")
+    core.say(_("You played {move}").format(move=written))
     if turns.theirOffer:
         turns.theirOffer = False
-        core.say(f"You played on: {core.opponent}'s draw offer is declined.")
+        core.say(_("You played on: {opponent}'s draw offer is declined.").format(opponent=core.opponent))
     core.show()
     outcome = gameOutcome(core.board)
     if outcome is not None:
-        core.say(describeOutcome(outcome))
-        inputs._decided(describeOutcome(outcome))
+        said = clientTexts().describe(outcome)
+        core.say(said)
+        inputs._decided(said)
 
 
 def sayGameOver(core: SessionCore, text: str) -> None:
-    core.endGame(0, f"GAME OVER: {text or 'the game has ended'}", serverText=text)
+    core.endGame(0, _("GAME OVER: {text}").format(text=text or _("the game has ended")), serverText=text)
 
 
 def sayLeft(core: SessionCore) -> None:
-    core.endGame(0, "Leaving the game.", winnerResult(core.colour == chess.BLACK), how="abandoned")
+    core.endGame(0, _("Leaving the game."), winnerResult(core.colour == chess.BLACK), how="abandoned")
 
 
 def sayLost(core: SessionCore, why: str, code: int) -> None:
-    core.endGame(code, f"Connection to the server closed: {why}", "*", how="unterminated")
+    core.endGame(code, _("Connection to the server closed: {why}").format(why=why), "*", how="unterminated")
+
+
+def outOfTurn(inputs: Session, core: SessionCore, args: str) -> None:
+    core.say(_("Ignored a move from the server out of turn: {move!r}").format(move=args))
+
+
+def serverSays(inputs: Session, core: SessionCore, text: str) -> None:
+    core.say(_("Server: {text}").format(text=text))
 
 
 def theirMove(inputs: Session, core: SessionCore, turns: Turns, args: str) -> None:
     if core.board.turn == core.colour:
-        core.say(f"Ignored a move from the server out of turn: {args!r}")
+        outOfTurn(inputs, core, args)
         return
     try:
         move = parseMove(core.board, args, None)
     except IllegalMove as error:
-        core.say(f"Ignored an unreadable move from {core.opponent}: {error}")
+        said = _("Ignored an unreadable move from {opponent}: {reason}")
+        core.say(said.format(opponent=core.opponent, reason=clientTexts().problem(error)))
         return
     written = core.sheet.play(move)
     core.board.push(move)
     turns.lastSent = None
-    core.say(f"{core.opponent} played {written}")
+    core.say(_("{opponent} played {move}").format(opponent=core.opponent, move=written))
     if turns.myOffer:
         turns.settleOffer()
-        core.say(f"{core.opponent} played on: your draw offer is declined.")
+        core.say(_("{opponent} played on: your draw offer is declined.").format(opponent=core.opponent))
     core.show()
     if core.board.is_checkmate():
         # The original server does not detect mate; its client announces it with END.
-        core.say("Checkmate: you lost.")
+        core.say(_("Checkmate: you lost."))
         core.send(Message(Cmd.END, core.moveUser(), ""))
-        inputs._decided("checkmate, you lost")
+        inputs._decided(_("checkmate, you lost"))
         return
     outcome = gameOutcome(core.board)
     if outcome is not None:
-        core.say(describeOutcome(outcome))
-        inputs._decided(describeOutcome(outcome))
+        said = clientTexts().describe(outcome)
+        core.say(said)
+        inputs._decided(said)
         return
     prompt(inputs, core, turns)
 
 
 def moveRefused(inputs: Session, core: SessionCore, turns: Turns, text: str) -> None:
-    core.say(f"Server: {text}")
+    serverSays(inputs, core, text)
     if turns.lastSent is not None and core.board.move_stack and core.board.peek() == turns.lastSent:
         core.board.pop()
         core.sheet.undo()
         turns.lastSent = None
-        core.say("Your move was not played.")
+        core.say(_("Your move was not played."))
         prompt(inputs, core, turns)
 
 
@@ -413,19 +365,13 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
 
     # -- refusals ------------------------------------------------------------------------
     def notStarted(inputs: Session, core: SessionCore, text: str) -> None:
-        core.say("The game has not started.")
+        core.say(_("The game has not started."))
 
     def isOver(inputs: Session, core: SessionCore, text: str) -> None:
-        core.say("The game is over.")
+        core.say(_("The game is over."))
 
     def noGame(inputs: Session, core: SessionCore) -> None:
-        core.say("No game is running.")
-
-    def outOfTurn(inputs: Session, core: SessionCore, args: str) -> None:
-        core.say(f"Ignored a move from the server out of turn: {args!r}")
-
-    def serverSays(inputs: Session, core: SessionCore, text: str) -> None:
-        core.say(f"Server: {text}")
+        core.say(_("No game is running."))
 
     # Data states are told not to pass their data to these (``nodata``); plain states have none.
     for plain in (connecting, creating, waiting):
@@ -456,19 +402,19 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
     @connecting.upon(Session.join).to(joining)
     def join(inputs: Session, core: SessionCore) -> None:
         core.colour = chess.BLACK
-        core.say(f"Joining game {core.gameId} as {core.user} ...")
+        core.say(_("Joining game {game} as {user} ...").format(game=core.gameId, user=core.user))
         core.send(Message(Cmd.JOIN, core.user, core.gameId or ""))
 
     @creating.upon(Session.ok).to(waiting)
     def created(inputs: Session, core: SessionCore, args: str) -> None:
         core.gameId = args
-        core.say(f"Game {args} created; you play White. Tell your opponent to run:")
+        core.say(_("Game {game} created; you play White. Tell your opponent to run:").format(game=args))
         core.say(f"    gambit-client --user NAME --game {args}{core.serverOptions}")
-        core.say("Waiting for your opponent ...")
+        core.say(_("Waiting for your opponent ..."))
 
     @creating.upon(Session.error).to(over)
     def createRefused(inputs: Session, core: SessionCore, text: str) -> None:
-        core.say(f"The server refused: {text}")
+        core.say(_("The server refused: {text}").format(text=text))
         core.finish(1)
 
     @waiting.upon(Session.ok).to(playing)
@@ -487,18 +433,20 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
 
     @joining.upon(Session._joinTimedOut).to(over)
     def joinTimedOut(inputs: Session, core: SessionCore, pending: Pending) -> None:
-        core.say(f"No answer to JOIN {core.gameId} within {JOIN_TIMEOUT:g} s: is the id right?")
+        said = _("No answer to JOIN {game} within {seconds:g} s: is the id right?")
+        core.say(said.format(game=core.gameId, seconds=JOIN_TIMEOUT))
         core.finish(1)
 
     @refused.upon(Session.ok).to(playing)
     def joinedAnyway(inputs: Session, core: SessionCore, refusal: Refusal, args: str) -> None:
         refusal.stop()
-        core.say(f"Server: {refusal.text} (and it joined us anyway, as the original Gambit server does)")
+        said = _("Server: {text} (and it joined us anyway, as the original Gambit server does)")
+        core.say(said.format(text=refusal.text))
         start(inputs, core, args)
 
     @refused.upon(Session._refusalFinal).to(over)
     def refusalFinal(inputs: Session, core: SessionCore, refusal: Refusal) -> None:
-        core.say(f"The server refused: {refusal.text}")
+        core.say(_("The server refused: {text}").format(text=refusal.text))
         core.finish(1)
 
     # -- the game ------------------------------------------------------------------------
@@ -518,10 +466,10 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
     def offerDraw(inputs: Session, core: SessionCore, turns: Turns) -> None:
         core.send(Message(Cmd.DRAW, core.user, ""))
         if turns.theirOffer:
-            core.say("Draw accepted.")
+            core.say(_("Draw accepted."))
             return
         turns.myOffer = True
-        core.say(f"Draw offered to {core.opponent}; it stands until {core.opponent} moves.")
+        core.say(_("Draw offered to {opponent}; it stands until {opponent} moves.").format(opponent=core.opponent))
         if turns.drawAck is None:
             turns.drawAck = core.clock.callLater(DRAW_ACK, inputs._drawUnconfirmed)
 
@@ -531,27 +479,30 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
             return
         turns.drawAck.cancel()
         turns.drawAck = None
-        core.say(f"Server: {args}.")
+        core.say(_("Server: {text}.").format(text=args))
         if not core.drawHintGiven:
             core.drawHintGiven = True
-            core.say(f"(If {core.opponent} plays with the original Gambit client, it does not see draw offers.)")
+            said = _("(If {opponent} plays with the original Gambit client, it does not see draw offers.)")
+            core.say(said.format(opponent=core.opponent))
 
     @playing.upon(Session._drawUnconfirmed).loop()
     def drawUnconfirmed(inputs: Session, core: SessionCore, turns: Turns) -> None:
         turns.drawAck = None
-        core.say("The server did not confirm the draw offer: the original Gambit server ignores draw offers.")
+        core.say(_("The server did not confirm the draw offer: the original Gambit server ignores draw offers."))
 
     @playing.upon(Session.drawOffered).loop()
     def drawOffered(inputs: Session, core: SessionCore, turns: Turns) -> None:
         turns.theirOffer = True
-        core.say(f"{core.opponent} offers a draw: type 'draw' to accept, or move to decline.")
+        core.say(
+            _("{opponent} offers a draw: type 'draw' to accept, or move to decline.").format(opponent=core.opponent)
+        )
 
     @playing.upon(Session.resign).to(resigned)
     def resign(inputs: Session, core: SessionCore, turns: Turns) -> None:
         turns.stop()
         core.send(Message(Cmd.END, core.moveUser(), f"{core.user} resigns: {core.opponent} wins"))
         core.resultOnEnd = winnerResult(core.colour == chess.BLACK)
-        core.say("You resigned.")
+        core.say(_("You resigned."))
 
     @playing.upon(Session._decided).to(ending)
     def decided(inputs: Session, core: SessionCore, turns: Turns, verdict: str) -> None:
@@ -563,11 +514,13 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
         end.stop()
         # Our board already decided it; the original server may add "X ha abandonado"
         # when the winner leaves first, which is not how this game ended.
-        core.endGame(0, f"GAME OVER: {end.verdict} (the server says: {text or 'the game has ended'})")
+        said = _("GAME OVER: {verdict} (the server says: {text})")
+        core.endGame(0, said.format(verdict=end.verdict, text=text or _("the game has ended")))
 
     @ending.upon(Session._graceOver).to(over)
     def noEnd(inputs: Session, core: SessionCore, end: Ending) -> None:
-        core.endGame(0, f"GAME OVER: {end.verdict} (the server sent no END; the original Gambit server does not)")
+        said = _("GAME OVER: {verdict} (the server sent no END; the original Gambit server does not)")
+        core.endGame(0, said.format(verdict=end.verdict))
 
     @resigned.upon(Session._resignDone).to(over)
     def resignDone(inputs: Session, core: SessionCore, pending: Pending) -> None:

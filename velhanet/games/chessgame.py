@@ -15,6 +15,7 @@ import chess
 from zope.interface import implementer
 
 from velhanet.games.interfaces import IGameRules, IGameState, IllegalMove, Outcome
+from velhanet.i18n import N_
 
 WHITE, BLACK = 0, 1
 
@@ -25,18 +26,18 @@ def _fenKey(fen: str) -> str:
 
 
 MOVE_PROBLEMS = {
-    "wrongGame": "the move is for game {given!r}, but this game is {game!r}",
-    "empty": "the move is empty",
-    "noSuchPosition": "no legal move leads to the position {payload!r}",
-    "illegal": "{payload} is not legal here",
-    "noPiece": "{payload} is not legal here: there is no piece on {square}",
-    "notYours": "{payload} is not legal here: the piece on {square} is not {side}'s",
-    "stillInCheck": "{payload} is not legal here: it does not get out of check",
-    "illegalSan": "{payload} is not legal in this position",
-    "ambiguous": "{payload} is ambiguous: say which piece (e.g. Nbd2) or use UCI",
-    "unreadable": "{payload!r} is not a move in UCI (e2e4), SAN (Nf3) or FEN",
+    "wrongGame": N_("the move is for game {given!r}, but this game is {game!r}"),
+    "empty": N_("the move is empty"),
+    "noSuchPosition": N_("no legal move leads to the position {payload!r}"),
+    "illegal": N_("{payload} is not legal here"),
+    "noPiece": N_("{payload} is not legal here: there is no piece on {square}"),
+    "notYours": N_("{payload} is not legal here: the piece on {square} is not {side}'s"),
+    "stillInCheck": N_("{payload} is not legal here: it does not get out of check"),
+    "illegalSan": N_("{payload} is not legal in this position"),
+    "ambiguous": N_("{payload} is ambiguous: say which piece (e.g. Nbd2) or use UCI"),
+    "unreadable": N_("{payload!r} is not a move in UCI (e2e4), SAN (Nf3) or FEN"),
 }
-"""What a refused chess move can be; ``side`` is "White" or "Black"."""
+"""What a refused chess move can be; ``side`` is "White" or "Black" (shown translated: L{velhanet.gambit.texts})."""
 
 
 class MoveRefused(IllegalMove):
@@ -163,15 +164,15 @@ def playForgetting(board: chess.Board, move: chess.Move) -> None:
 
 
 TERMINATIONS = {
-    chess.Termination.CHECKMATE: "checkmate",
-    chess.Termination.STALEMATE: "stalemate",
-    chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
-    chess.Termination.SEVENTYFIVE_MOVES: "75-move rule",
-    chess.Termination.FIVEFOLD_REPETITION: "fivefold repetition",
-    chess.Termination.FIFTY_MOVES: "50-move rule",
-    chess.Termination.THREEFOLD_REPETITION: "threefold repetition",
+    chess.Termination.CHECKMATE: N_("checkmate"),
+    chess.Termination.STALEMATE: N_("stalemate"),
+    chess.Termination.INSUFFICIENT_MATERIAL: N_("insufficient material"),
+    chess.Termination.SEVENTYFIVE_MOVES: N_("75-move rule"),
+    chess.Termination.FIVEFOLD_REPETITION: N_("fivefold repetition"),
+    chess.Termination.FIFTY_MOVES: N_("50-move rule"),
+    chess.Termination.THREEFOLD_REPETITION: N_("threefold repetition"),
 }
-"""How each way a game can end is named in English."""
+"""How each way a game can end is named in English (translated where shown: L{velhanet.gambit.texts})."""
 
 
 def describeOutcome(outcome: chess.Outcome) -> str:

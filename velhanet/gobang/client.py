@@ -40,6 +40,7 @@ from velhanet.gobang.wire import (
     decodeServer,
     encodeClient,
 )
+from velhanet.i18n import N_, _
 from velhanet.startup import ArgumentParser
 from velhanet.tracing import IN, OUT, Tracer, arrow, noTrace
 
@@ -77,9 +78,9 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
 
 
 ROLES = {
-    "black": (ClientOp.SIGNON_BLACK, "Playing the black stones."),
-    "white": (ClientOp.SIGNON_WHITE, "Playing the white stones."),
-    "kibitz": (ClientOp.SIGNON_KIBITZ, "Watching a game."),
+    "black": (ClientOp.SIGNON_BLACK, N_("Playing the black stones.")),
+    "white": (ClientOp.SIGNON_WHITE, N_("Playing the white stones.")),
+    "kibitz": (ClientOp.SIGNON_KIBITZ, N_("Watching a game.")),
 }
 
 
@@ -131,16 +132,20 @@ class GobangClient:
         self.out.flush()
 
     def start(self) -> Deferred[None]:
-        self.say(self.roleText)
-        self.say(f"Trying to contact server #{self.serverPid} ...")
+        self.say(_(self.roleText))
+        self.say(_("Trying to contact server #{pid} ...").format(pid=self.serverPid))
         try:
             fifo.createFifo(self.ownPath)
             self.cleanup.append(lambda: fifo.removeFifo(self.ownPath))
             readFd = fifo.openForReading(self.ownPath)
             serverFd = fifo.openForWriting(fifo.fifoPath(self.directory, "gbs", self.serverPid))
         except (Refused, OSError) as error:
-            reason = error if self.directory.is_dir() else f"the FIFO directory {self.directory} does not exist"
-            self.say(f"Cannot contact server #{self.serverPid}: {reason}")
+            reason = (
+                str(error)
+                if self.directory.is_dir()
+                else _("the FIFO directory {directory} does not exist").format(directory=self.directory)
+            )
+            self.say(_("Cannot contact server #{pid}: {reason}").format(pid=self.serverPid, reason=reason))
             self.finish(1)
             return self.done
         # Many clients share the server FIFO, and one of them may keep it full: a
@@ -202,11 +207,11 @@ class GobangClient:
 
     def noAnswer(self) -> None:
         self.answerTimeout = None
-        self.say(f"No answer from server #{self.serverPid}.")
+        self.say(_("No answer from server #{pid}.").format(pid=self.serverPid))
         self.finish(1)
 
     def serverGone(self) -> None:
-        self.say(f"The server is gone: server #{self.serverPid} no longer reads its FIFO.")
+        self.say(_("The server is gone: server #{pid} no longer reads its FIFO.").format(pid=self.serverPid))
         self.finish(1)
 
     @staticmethod

@@ -24,8 +24,17 @@ import stat
 from pathlib import Path
 
 from velhanet.gobang.wire import Refused
+from velhanet.i18n import N_, _
 
 FIFO_MODE = 0o622
+
+OPEN_REFUSALS = {
+    errno.ENOENT: N_("{path} does not exist"),
+    errno.ENXIO: N_("{path} exists but nobody reads it"),
+    errno.ELOOP: N_("{path} is a symbolic link"),
+    errno.EACCES: N_("{path} may not be written by us"),
+}
+"""Why someone else's FIFO cannot be opened for writing, by the error of the open."""
 
 
 def fifoPath(directory: str | Path, prefix: str, pid: int) -> Path:
@@ -54,7 +63,7 @@ def _checkFifo(fd: int, path: Path) -> os.stat_result:
     info = os.fstat(fd)
     if not stat.S_ISFIFO(info.st_mode):
         os.close(fd)
-        raise Refused(f"{path} is not a FIFO")
+        raise Refused(_("{path} is not a FIFO").format(path=path))
     return info
 
 
@@ -73,22 +82,22 @@ def openForWriting(path: Path, ownerPid: int | None = None) -> int:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError as error:
-        reasons = {
-            errno.ENOENT: "does not exist",
-            errno.ENXIO: "exists but nobody reads it",
-            errno.ELOOP: "is a symbolic link",
-            errno.EACCES: "may not be written by us",
-        }
-        raise Refused(f"{path} {reasons.get(error.errno or 0, error.strerror or str(error))}") from None
+        known = OPEN_REFUSALS.get(error.errno or 0)
+        reason = _(known).format(path=path) if known else f"{path} {error.strerror or error}"
+        raise Refused(reason) from None
     info = _checkFifo(fd, path)
     if ownerPid is not None:
         uid = processUid(ownerPid)
         if uid is None:
             os.close(fd)
-            raise Refused(f"no process {ownerPid} is running")
+            raise Refused(_("no process {pid} is running").format(pid=ownerPid))
         if info.st_uid != uid:
             os.close(fd)
-            raise Refused(f"{path} belongs to uid {info.st_uid}, but process {ownerPid} runs as uid {uid}")
+            raise Refused(
+                _("{path} belongs to uid {owner}, but process {pid} runs as uid {uid}").format(
+                    path=path, owner=info.st_uid, pid=ownerPid, uid=uid
+                )
+            )
     return fd
 
 
@@ -133,24 +142,30 @@ def killRefusal(directory: Path, bits: int, serverUid: int) -> str | None:
     """
     candidates = pidsWithLowBits(bits)
     if not candidates:
-        return f"no running process has pid bits {bits}"
+        return _("no running process has pid bits {bits}").format(bits=bits)
     if len(candidates) > 1:
-        return f"pid bits {bits} match several processes: {sorted(candidates)}"
+        return _("pid bits {bits} match several processes: {pids}").format(bits=bits, pids=sorted(candidates))
     pid = candidates[0]
     uid = processUid(pid)
     if uid is None:
-        return f"process {pid} has ended"
+        return _("process {pid} has ended").format(pid=pid)
     if uid not in (serverUid, 0):
-        return f"process {pid} runs as uid {uid}; only the server's user (uid {serverUid}) or root may stop it"
+        return _(
+            "process {pid} runs as uid {uid}; only the server's user (uid {serverUid}) or root may stop it"
+        ).format(pid=pid, uid=uid, serverUid=serverUid)
     path = fifoPath(directory, "gbc", pid)
     try:
         info = path.lstat()
     except FileNotFoundError:
-        return f"process {pid} has no client FIFO {path}: a Kill must come from a Gobang client"
+        return _("process {pid} has no client FIFO {path}: a Kill must come from a Gobang client").format(
+            pid=pid, path=path
+        )
     if not stat.S_ISFIFO(info.st_mode):
-        return f"{path} is not a FIFO"
+        return _("{path} is not a FIFO").format(path=path)
     if info.st_uid != uid:
-        return f"{path} belongs to uid {info.st_uid}, not to the user of process {pid} (uid {uid})"
+        return _("{path} belongs to uid {owner}, not to the user of process {pid} (uid {uid})").format(
+            path=path, owner=info.st_uid, pid=pid, uid=uid
+        )
     return None
 
 
@@ -162,7 +177,8 @@ def clientFifoFor(directory: Path, bits: int) -> tuple[Path, int]:
         if suffix.isdigit() and int(suffix) & 0xFFFF == bits:
             matches.append((path, int(suffix)))
     if not matches:
-        raise Refused(f"no client FIFO gbc.* for pid {bits} in {directory}")
+        raise Refused(_("no client FIFO gbc.* for pid {bits} in {directory}").format(bits=bits, directory=directory))
     if len(matches) > 1:
-        raise Refused(f"pid bits {bits} match several client FIFOs: {sorted(p.name for p, _ in matches)}")
+        names = sorted(match.name for match, _pid in matches)
+        raise Refused(_("pid bits {bits} match several client FIFOs: {names}").format(bits=bits, names=names))
     return matches[0]

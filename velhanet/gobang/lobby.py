@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from twisted.logger import Logger
 
 from velhanet.games.kinarow import KInARowRules
-from velhanet.gobang.room import BLACK, WHITE, Participant, Room, RoomCore, RoomMachine
+from velhanet.gobang.room import BLACK, COLOUR, WHITE, Participant, Room, RoomCore, RoomMachine
 from velhanet.gobang.wire import ClientOp, ClientWord, Refused, ServerOp, ServerWord
+from velhanet.i18n import _
 from velhanet.watching import NO_WATCHER, GameWatcher
 
 DROPS_LOGGED_PER_READ = 16
@@ -43,12 +44,12 @@ def _misfit(word: ClientWord) -> str | None:
     opcode = word.opcode
     if opcode in (ClientOp.SIGNON_BLACK, ClientOp.SIGNON_WHITE, ClientOp.SIGNOFF, ClientOp.RESIGN, ClientOp.KILL):
         if word.x or word.y:
-            return f"{ClientOp(opcode).name} carries no coordinates"
+            return _("{opcode} carries no coordinates").format(opcode=ClientOp(opcode).name)
     elif opcode == ClientOp.SIGNON_KIBITZ:
         if word.y:
-            return "SIGNON_KIBITZ carries a game number in x and 0 in y"
+            return _("SIGNON_KIBITZ carries a game number in x and 0 in y")
     elif opcode != ClientOp.MOVE:
-        return "unknown opcode"
+        return _("unknown opcode")
     return None
 
 
@@ -118,7 +119,7 @@ class Lobby:
         else:
             seat = self.bySender.get(word.pid)
             if seat is None:
-                self.drop(word, "this pid is in no game")
+                self.drop(word, _("this pid is in no game"))
             elif opcode == ClientOp.MOVE:
                 seat.game.move(seat.channel, word.x, word.y)
             elif opcode == ClientOp.RESIGN:
@@ -126,14 +127,14 @@ class Lobby:
             else:
                 # The game tells the leaver too (opcode 3): a forged signoff
                 # must not leave the real client waiting for an answer.
-                seat.game.leave(seat.channel, "signed off")
+                seat.game.leave(seat.channel, _("signed off"))
                 self.forget(seat, "signed off")
 
     def drop(self, word: ClientWord, why: str) -> None:
         """Log a word that is refused; a flood of them is summed up per read (L{endOfRead})."""
         self.droppedInRead += 1
         if self.droppedInRead <= DROPS_LOGGED_PER_READ:
-            self.log.info("{word}: {why}; dropped", word=word.describe(), why=why, pid=word.pid, reason=why)
+            self.log.info(_("{word}: {why}; dropped"), word=word.describe(), why=why, pid=word.pid, reason=why)
         else:
             self.unloggedDrops[why] = self.unloggedDrops.get(why, 0) + 1
 
@@ -141,7 +142,7 @@ class Lobby:
         """The words of one read are handled: one line for the drops not logged one by one."""
         if self.unloggedDrops:
             self.log.info(
-                "{count} more words dropped in this read: {reasons}",
+                _("{count} more words dropped in this read: {reasons}"),
                 count=sum(self.unloggedDrops.values()),
                 reasons=", ".join(f"{why}: {n}" for why, n in sorted(self.unloggedDrops.items())),
                 counts=dict(self.unloggedDrops),
@@ -151,33 +152,33 @@ class Lobby:
 
     def signon(self, word: ClientWord) -> None:
         if word.pid in self.bySender:
-            self.drop(word, "this pid is already signed on")
+            self.drop(word, _("this pid is already signed on"))
             return
         try:
             channel = self.openChannel(word.pid)
         except Refused as error:
-            self.log.warn("signon from pid {pid} refused: {why}", pid=word.pid, why=str(error))
+            self.log.warn(_("signon from pid {pid} refused: {why}"), pid=word.pid, why=str(error))
             return
         channel.send(ServerWord(ServerOp.BOARD_SIZE, 0, self.rules.height))
         if word.opcode == ClientOp.SIGNON_KIBITZ:
             found = self._gameToWatch(word.x)
             if found is None:
-                self.log.info("kibitzer pid {pid}: no game {which} to watch", pid=word.pid, which=word.x or "")
+                self.log.info(_("kibitzer pid {pid}: no game {which} to watch"), pid=word.pid, which=word.x or "")
                 channel.send(ServerWord(ServerOp.ABORTED))
                 channel.close()
                 return
             game, core = found
             self.bySender[word.pid] = _Seat(game, core, channel)
-            self.log.info("pid {pid} watches game {number}", pid=word.pid, number=core.number)
+            self.log.info(_("pid {pid} watches game {number}"), pid=word.pid, number=core.number)
             game.kibitz(channel)
             return
         colour = BLACK if word.opcode == ClientOp.SIGNON_BLACK else WHITE
         game, core = self._gameFor(colour)
         self.bySender[word.pid] = _Seat(game, core, channel)
         self.log.info(
-            "pid {pid} plays {colour} in game {number}",
+            _("pid {pid} plays {colour} in game {number}"),
             pid=word.pid,
-            colour=("black", "white")[colour],
+            colour=_(COLOUR[colour]),
             number=core.number,
         )
         game.seat(colour, channel)
@@ -203,9 +204,9 @@ class Lobby:
     def kill(self, pid: int) -> None:
         refusal = self.killRefusal(pid)
         if refusal is not None:
-            self.log.warn("kill from pid {pid} ignored: {why}", pid=pid, why=refusal)
+            self.log.warn(_("kill from pid {pid} ignored: {why}"), pid=pid, why=refusal)
             return
-        self.log.info("killed by pid {pid}", pid=pid)
+        self.log.info(_("killed by pid {pid}"), pid=pid)
         self.stopServer()
 
     # -- endings ---------------------------------------------------------------------
@@ -224,7 +225,7 @@ class Lobby:
                 seat.channel.close()
         self.finishedGames += 1
         if self.once and core.state is not None:
-            self.log.info("--once: the first game is over; stopping")
+            self.log.info(_("--once: the first game is over; stopping"))
             self.stopServer()
 
     def checkAlive(self, isAlive: Callable[[Member], bool]) -> None:
@@ -232,8 +233,8 @@ class Lobby:
         for seat in list(self.bySender.values()):
             if not isAlive(seat.channel):
                 self.forget(seat, "process gone")
-                seat.game.leave(seat.channel, "its process is gone")
+                seat.game.leave(seat.channel, _("its process is gone"))
 
     def shutdown(self) -> None:
-        for game, _ in list(self.games.values()):
+        for game, _core in list(self.games.values()):
             game.shutdown()

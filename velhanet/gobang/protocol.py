@@ -28,6 +28,7 @@ from velhanet.gobang.wire import (
     decodeClient,
     encodeServer,
 )
+from velhanet.i18n import _
 from velhanet.tracing import IN, OUT, Tracer
 
 
@@ -108,11 +109,11 @@ class WordFeeder:
             try:
                 word = decodeClient(raw, self.order)
             except MalformedWord as error:  # pragma: no cover - 4 bytes always decode
-                self.log.warn("bad word {raw!r}: {error}", raw=raw, error=str(error))
+                self.log.warn(_("bad word {raw!r}: {error}"), raw=raw, error=str(error))
                 continue
             self.trace(IN, str(word.pid), raw, word)
             try:
                 lobby.received(word)
             except Exception:
-                self.log.failure("error handling {word}", word=word.describe())
+                self.log.failure(_("error handling {word}"), word=word.describe())
         lobby.endOfRead()

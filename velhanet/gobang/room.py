@@ -20,11 +20,18 @@ from twisted.logger import Logger
 from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import PASS, RESIGN, KInARowRules, KInARowState, Place, squareName
 from velhanet.gobang.wire import ServerOp, ServerWord
+from velhanet.i18n import N_, _
 from velhanet.indexedmachine import indexed
 from velhanet.watching import NO_WATCHER, UNWATCHED, GameWatcher, WatchedGame
 
 BLACK, WHITE = 0, 1
-COLOUR = ("black", "white")
+COLOUR = (N_("black"), N_("white"))
+"""A colour's name inside a sentence (``_(COLOUR[colour])``)."""
+WINS = (N_("black wins ({reason})"), N_("white wins ({reason})"))
+MOVED = (N_("black {square}"), N_("white {square}"))
+"""A stone in the spectators' move list."""
+PASSED = (N_("black passes"), N_("white passes"))
+LEFT = (N_("the black player (pid {pid}) left: {why}"), N_("the white player (pid {pid}) left: {why}"))
 STONE = (ServerOp.BLACK_STONE, ServerOp.WHITE_STONE)
 
 
@@ -104,7 +111,7 @@ class RoomCore:
         channel.send(ServerWord(ServerOp.ABORTED))
 
     def end(self, opcode: int, why: str) -> None:
-        self.log.info("game {number} over: {why}", number=self.number, why=why)
+        self.log.info(_("game {number} over: {why}"), number=self.number, why=why)
         self.watched.ended(why)
         self.broadcast(ServerWord(opcode))
         self.onOver(self)
@@ -114,10 +121,9 @@ class RoomCore:
         outcome = state.outcome
         assert outcome is not None
         if outcome.winner is None:
-            return ServerOp.DRAW, f"draw ({outcome.reason})"
-        return (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS)[
-            outcome.winner
-        ], f"{COLOUR[outcome.winner]} wins ({outcome.reason})"
+            return ServerOp.DRAW, _("draw ({reason})").format(reason=outcome.reason)
+        winner = outcome.winner
+        return (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS)[winner], _(WINS[winner]).format(reason=outcome.reason)
 
 
 def _buildRoom() -> TypeMachine[Room, RoomCore]:
@@ -140,8 +146,12 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
     @waiting.upon(Room._start).to(playing)
     def start(inputs: Room, core: RoomCore) -> None:
         core.state = core.rules.initial()
-        core.log.info("game {number} starts", number=core.number)
-        players = [f"{COLOUR[colour]} (pid {seated.pid})" for colour, seated in enumerate(core.seats) if seated]
+        core.log.info(_("game {number} starts"), number=core.number)
+        players = [
+            _("{colour} (pid {pid})").format(colour=_(COLOUR[colour]), pid=seated.pid)
+            for colour, seated in enumerate(core.seats)
+            if seated
+        ]
         rules = core.rules
         core.watched = core.watcher.started(
             "gobang", f"{rules.name} {rules.width}x{rules.height}", players, lambda: core.state
@@ -157,34 +167,38 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
 
     @waiting.upon(Room.move).loop()
     def moveTooEarly(inputs: Room, core: RoomCore, channel: Participant, x: int, y: int) -> None:
-        core.log.info("pid {pid}: game {number} has not started; move dropped", pid=channel.pid, number=core.number)
+        core.log.info(_("pid {pid}: game {number} has not started; move dropped"), pid=channel.pid, number=core.number)
 
     @waiting.upon(Room.resign).loop()
     def resignTooEarly(inputs: Room, core: RoomCore, channel: Participant) -> None:
-        core.log.info("pid {pid}: game {number} has not started; resign dropped", pid=channel.pid, number=core.number)
+        core.log.info(
+            _("pid {pid}: game {number} has not started; resign dropped"), pid=channel.pid, number=core.number
+        )
 
     @waiting.upon(Room.shutdown).to(over)
     @playing.upon(Room.shutdown).to(over)
     def shutdown(inputs: Room, core: RoomCore) -> None:
-        core.end(ServerOp.ABORTED, "the server stops")
+        core.end(ServerOp.ABORTED, _("the server stops"))
 
     @playing.upon(Room.move).loop()
     def move(inputs: Room, core: RoomCore, channel: Participant, x: int, y: int) -> None:
         state = core.state
         assert state is not None and state.toMove is not None
         if core.colourOf(channel) != state.toMove:
-            core.log.info("pid {pid}: move out of turn in game {number}; dropped", pid=channel.pid, number=core.number)
+            core.log.info(
+                _("pid {pid}: move out of turn in game {number}; dropped"), pid=channel.pid, number=core.number
+            )
             return
         size = core.rules.width
         try:
             if x == 0 and y == 0:
                 after = state.apply(PASS)
             elif not (1 <= x <= size and 1 <= y <= size):
-                raise IllegalMove(f"({x}, {y}) is off the {size}x{size} board")
+                raise IllegalMove(_("({x}, {y}) is off the {size}x{size} board").format(x=x, y=y, size=size))
             else:
                 after = state.apply(Place(x - 1, y - 1))
         except IllegalMove as error:
-            core.log.info("pid {pid}: illegal move {x},{y}: {why}", pid=channel.pid, x=x, y=y, why=str(error))
+            core.log.info(_("pid {pid}: illegal move {x},{y}: {why}"), pid=channel.pid, x=x, y=y, why=str(error))
             channel.send(ServerWord(ServerOp.ILLEGAL, x, y))
             core.askToMove()
             return
@@ -193,8 +207,11 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         core.moves.append(stone)
         core.broadcast(stone)
         # the square as the site's board labels it: h8, the row counted from the bottom (the wire's y from the top)
-        square = squareName(core.rules, x - 1, y - 1) if x or y else "passes"
-        core.watched.moved(f"{COLOUR[state.toMove]} {square}")
+        mover = state.toMove
+        if x or y:
+            core.watched.moved(_(MOVED[mover]).format(square=squareName(core.rules, x - 1, y - 1)))
+        else:
+            core.watched.moved(_(PASSED[mover]))
         if after.outcome is not None:
             core.end(*core.result(after))
             inputs._ended()
@@ -207,7 +224,7 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
         assert state is not None
         if core.colourOf(channel) != state.toMove:
             core.log.info(
-                "pid {pid}: resign out of turn; dropped (only the player to move may resign)", pid=channel.pid
+                _("pid {pid}: resign out of turn; dropped (only the player to move may resign)"), pid=channel.pid
             )
             return
         core.state = state.apply(RESIGN)
@@ -222,9 +239,9 @@ def _buildRoom() -> TypeMachine[Room, RoomCore]:
             core.dropKibitzer(channel)
             return
         if core.state is None:
-            why = f"pid {channel.pid} left before the game started ({why})"
+            why = _("pid {pid} left before the game started ({why})").format(pid=channel.pid, why=why)
         else:
-            why = f"the {COLOUR[core.colourOf(channel) or 0]} player (pid {channel.pid}) left: {why}"
+            why = _(LEFT[core.colourOf(channel) or 0]).format(pid=channel.pid, why=why)
         core.end(ServerOp.ABORTED, why)
         inputs._ended()
 

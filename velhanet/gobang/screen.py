@@ -9,17 +9,19 @@ from __future__ import annotations
 import typing
 
 from velhanet.games.kinarow import KInARowRules, gobangRules
+from velhanet.i18n import N_, _
 
 SYMBOLS = ("X", "O")
-COLOURS = ("black", "white")
-LEGEND = "X = black, O = white"
+COLOURS = (N_("black"), N_("white"))
+"""A colour's name inside a sentence (``_(COLOURS[colour])``)."""
+LEGEND = N_("X = black, O = white")
 
 
 def renderBoard(size: int, stones: dict[tuple[int, int], int]) -> str:
     """x = column 1..size left to right, y = row 1..size top to bottom; black X, white O (the legend
     ends the header line)."""
     width = 3 if size >= 10 else 2
-    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1)) + f"   {LEGEND}"]
+    lines = [" " * 3 + "".join(f"{x:>{width}}" for x in range(1, size + 1)) + f"   {_(LEGEND)}"]
     for y in range(1, size + 1):
         cells = "".join(f"{SYMBOLS[stones[(x, y)]] if (x, y) in stones else '.':>{width}}" for x in range(1, size + 1))
         lines.append(f"{y:>3}{cells}")
@@ -67,17 +69,21 @@ def runCommand(inputs: Commands, core: Board, line: str) -> None:
         if core.allowPass():
             inputs.place(0, 0)
         else:
-            inputs.mistyped(f"Passing is not allowed in {gameName(core.size)}; type 'x y' or 'resign'.")
+            inputs.mistyped(
+                _("Passing is not allowed in {game}; type 'x y' or 'resign'.").format(game=gameName(core.size))
+            )
     elif words[0] == "resign":
         inputs.resign()
     elif len(words) == 2 and all(w.isdigit() for w in words):
         x, y = int(words[0]), int(words[1])
         if not (1 <= x <= core.size and 1 <= y <= core.size):
-            inputs.mistyped(f"x and y go from 1 to {core.size}.")
+            inputs.mistyped(_("x and y go from 1 to {size}.").format(size=core.size))
         elif (x, y) in core.stones:
-            inputs.mistyped("That point is taken.")
+            inputs.mistyped(_("That point is taken."))
         else:
             inputs.place(x, y)
     else:
-        passing = " or 'pass'," if core.allowPass() else ""
-        inputs.mistyped(f"Type two numbers 'x y',{passing} or 'resign'.")
+        if core.allowPass():
+            inputs.mistyped(_("Type two numbers 'x y', or 'pass', or 'resign'."))
+        else:
+            inputs.mistyped(_("Type two numbers 'x y', or 'resign'."))

@@ -20,6 +20,7 @@ from velhanet.gobang import fifo, fifotransport
 from velhanet.gobang.lobby import Lobby
 from velhanet.gobang.protocol import ClientFifos, FifoChannel, WordFeeder
 from velhanet.gobang.wire import ByteOrder
+from velhanet.i18n import _
 from velhanet.startup import StartupReport
 from velhanet.tracing import logTracer, noTrace, orGlobalReactor
 from velhanet.web.service import webSite, withSite
@@ -79,15 +80,19 @@ class GobangService(MultiService):
         except OSError as error:
             path, self.path = self.path, None
             if not self.directory.is_dir():
-                self.startup.cannotStart(f"the FIFO directory {self.directory} does not exist")
-            self.startup.cannotStart(f"cannot create the FIFO {path} ({error.strerror})")
+                self.startup.cannotStart(
+                    _("the FIFO directory {directory} does not exist").format(directory=self.directory)
+                )
+            self.startup.cannotStart(
+                _("cannot create the FIFO {path} ({reason})").format(path=path, reason=error.strerror)
+            )
         readFd = fifo.openForReading(self.path)
         self.reader = fifotransport.FifoReader(readFd, self.feeder.dataReceived, reactor=self.reactor)
         self.reader.startReading()
         self.liveness.start(LIVENESS_INTERVAL, now=False)
         super().startService()  # the site after the FIFO: once the site answers, clients can connect
         self.log.info(
-            "Gobang server #{pid} ({game} {size}x{size}) reading {path}",
+            _("Gobang server #{pid} ({game} {size}x{size}) reading {path}"),
             pid=pid,
             game=self.rules.name,
             size=self.rules.width,
@@ -105,7 +110,7 @@ class GobangService(MultiService):
             self.reader = None
         if self.path is not None:
             fifo.removeFifo(self.path)
-            self.log.info("removed {path}", path=str(self.path))
+            self.log.info(_("removed {path}"), path=str(self.path))
             self.path = None
         return stopped
 

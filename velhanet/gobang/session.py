@@ -34,11 +34,25 @@ from velhanet.bots.tictactoe import SEARCH_LIMIT, PerfectBot
 from velhanet.games.kinarow import KInARowState, Place
 from velhanet.gobang.screen import COLOURS, gameName, renderBoard, rulesFor, runCommand
 from velhanet.gobang.wire import ClientOp, ServerOp, ServerWord
+from velhanet.i18n import N_, _
 from velhanet.indexedmachine import indexed
 
 ANSWER_TIMEOUT = 5.0
 SERVER = "server"
 """The peer a client traces: it has only one."""
+
+PLAYS = (N_("Black plays {x} {y}."), N_("White plays {x} {y}."))
+PASSES = (N_("Black passes."), N_("White passes."))
+RESIGNED = (N_("Black resigned. {result}"), N_("White resigned. {result}"))
+RESULTS = {
+    ServerOp.DRAW: N_("The game is a draw."),
+    ServerOp.BLACK_WINS: N_("Black wins."),
+    ServerOp.WHITE_WINS: N_("White wins."),
+    ServerOp.ABORTED: N_("The game ended unexpectedly (a player left or the server stopped)."),
+}
+"""What a player reads at the end, by the result's opcode."""
+
+
 class Session(typing.Protocol):
     """The inputs: the server's words, what the player typed (or the bot chose), and the machine's own."""
 
@@ -132,13 +146,13 @@ class SessionCore:
         """Our best guess why the server refused our move x y."""
         if x == 0 and y == 0:
             if not self.allowPass():
-                return f"passing is not allowed in {gameName(self.size)}."
-            return "the server refused the pass."
+                return _("passing is not allowed in {game}.").format(game=gameName(self.size))
+            return _("the server refused the pass.")
         if (x, y) in self.stones:
-            return "that point is taken."
+            return _("that point is taken.")
         if not (1 <= x <= self.size and 1 <= y <= self.size):
-            return f"off the board (1 to {self.size})."
-        return "the server refused it."
+            return _("off the board (1 to {size}).").format(size=self.size)
+        return _("the server refused it.")
 
     def play(self, x: int, y: int) -> None:
         self.lastMove = (x, y)
@@ -156,7 +170,7 @@ class SessionCore:
         try:
             move = bot.chooseMove(self.position())
         except Exception as error:  # never fall silent
-            self.tell(f"The bot cannot choose a move ({error}); passing.")
+            self.tell(_("The bot cannot choose a move ({error}); passing.").format(error=error))
             return 0, 0
         return (move.x + 1, move.y + 1) if isinstance(move, Place) else (0, 0)
 
@@ -177,7 +191,7 @@ def ask(inputs: Session, core: SessionCore) -> Asked:
     """Entering ``asked``: the bot's move is armed, or the player is asked for one."""
     if core.bot is not None:
         return Asked(core.clock.callLater(core.botDelay, inputs._botMove))
-    core.tell("Your move (x y, pass, resign):" if core.allowPass() else "Your move (x y, resign):")
+    core.tell(_("Your move (x y, pass, resign):") if core.allowPass() else _("Your move (x y, resign):"))
     return Asked(None)
 
 
@@ -186,13 +200,13 @@ def ask(inputs: Session, core: SessionCore) -> Asked:
 
 def sizeGiven(inputs: Session, core: SessionCore, size: int) -> None:
     if core.size:
-        core.tell(f"The server sent the board size again ({size}); ignored.")
+        core.tell(_("The server sent the board size again ({size}); ignored.").format(size=size))
         return
     core.size = size
-    core.say(f"Connection established, board size = {size}.")
+    core.say(_("Connection established, board size = {size}.").format(size=size))
     core.boardDue = True
     if core.colour is not None:
-        core.tell("Waiting for your partner to sign on ...")
+        core.tell(_("Waiting for your partner to sign on ..."))
 
 
 def placeStone(core: SessionCore, colour: int, x: int, y: int, asked: bool) -> bool:
@@ -200,21 +214,25 @@ def placeStone(core: SessionCore, colour: int, x: int, y: int, asked: bool) -> b
     forged = colour == core.colour and core.lastMove != (x, y)
     if forged:
         if core.lastMove is not None:
-            ours = f"not our {core.lastMove[0]} {core.lastMove[1]}: our move will be refused as out of turn"
+            ours = _("not our {x} {y}: our move will be refused as out of turn").format(
+                x=core.lastMove[0], y=core.lastMove[1]
+            )
         elif asked:
-            ours = "before we moved: we wait for the next request"
+            ours = _("before we moved: we wait for the next request")
         else:
-            ours = "unasked"
-        core.tell(f"The server played {x} {y} for us, {ours} (somebody writes words in our name).")
+            ours = _("unasked")
+        core.tell(
+            _("The server played {x} {y} for us, {why} (somebody writes words in our name).").format(x=x, y=y, why=ours)
+        )
     if colour == core.colour:
         core.lastMove = None
     core.turn = 1 - colour
     if x == 0 and y == 0:
-        core.say(f"{COLOURS[colour].capitalize()} passes.")
+        core.say(_(PASSES[colour]))
     else:
         core.stones[(x, y)] = colour
         core.boardDue = True
-        core.say(f"{COLOURS[colour].capitalize()} plays {x} {y}.")
+        core.say(_(PLAYS[colour]).format(x=x, y=y))
     return forged
 
 
@@ -232,14 +250,16 @@ def checkTurn(core: SessionCore) -> None:
     assert core.colour is not None
     if core.turn != core.colour:
         core.tell(
-            f"The server asks us to move for {COLOURS[core.turn]}, not {COLOURS[core.colour]} "
-            "(a signon forged in our name?); playing on as the server says."
+            _(
+                "The server asks us to move for {colour}, not {ours} "
+                "(a signon forged in our name?); playing on as the server says."
+            ).format(colour=_(COLOURS[core.turn]), ours=_(COLOURS[core.colour]))
         )
 
 
 def moveAsked(inputs: Session, core: SessionCore) -> None:
     if core.colour is None:
-        core.tell("The server asks a kibitzer to move; ignored.")
+        core.tell(_("The server asks a kibitzer to move; ignored."))
         return
     checkTurn(core)
     inputs._asked()
@@ -247,14 +267,18 @@ def moveAsked(inputs: Session, core: SessionCore) -> None:
 
 def moveRefused(inputs: Session, core: SessionCore, x: int, y: int) -> None:
     if core.lastMove != (x, y):
-        core.tell(f"The server refused a move {x} {y} that we did not send: somebody writes words in our name.")
+        core.tell(
+            _("The server refused a move {x} {y} that we did not send: somebody writes words in our name.").format(
+                x=x, y=y
+            )
+        )
     else:
         core.lastMove = None
-        core.tell(f"Illegal move {x} {y}: {core.why(x, y)}")
+        core.tell(_("Illegal move {x} {y}: {why}").format(x=x, y=y, why=core.why(x, y)))
 
 
 def unknownWord(inputs: Session, core: SessionCore, description: str) -> None:
-    core.tell(f"Unknown answer from the server ({description}); ignored.")
+    core.tell(_("Unknown answer from the server ({word}); ignored.").format(word=description))
 
 
 def drawBoard(inputs: Session, core: SessionCore) -> None:
@@ -264,32 +288,27 @@ def drawBoard(inputs: Session, core: SessionCore) -> None:
 def notAsked(inputs: Session, core: SessionCore, *typed: object, **named: object) -> None:
     """Whatever was typed: it is not our move (or we only watch)."""
     if core.colour is None:
-        core.say("You are watching; type 'quit' to leave.")
+        core.say(_("You are watching; type 'quit' to leave."))
     else:
-        core.say("Wait until the server asks for your move.")
+        core.say(_("Wait until the server asks for your move."))
 
 
 def gameOver(core: SessionCore, opcode: int, resigned: bool) -> None:
-    text = {
-        ServerOp.DRAW: "The game is a draw.",
-        ServerOp.BLACK_WINS: "Black wins.",
-        ServerOp.WHITE_WINS: "White wins.",
-        ServerOp.ABORTED: "The game ended unexpectedly (a player left or the server stopped).",
-    }[ServerOp(opcode)]
+    text = _(RESULTS[ServerOp(opcode)])
     if opcode in (ServerOp.BLACK_WINS, ServerOp.WHITE_WINS):
         winner = opcode - ServerOp.BLACK_WINS
         if resigned:
-            text = f"You resigned. {text}"
+            text = _("You resigned. {result}").format(result=text)
         elif core.size and not core.position().hasLine(winner):  # no line: the loser resigned
-            text = f"{COLOURS[1 - winner].capitalize()} resigned. {text}"
+            text = _(RESIGNED[1 - winner]).format(result=text)
     core.tell(text)
-    core.say("Game over!")
+    core.say(_("Game over!"))
     core.finish(3 if opcode == ServerOp.ABORTED else 0)
 
 
 def signedOff(core: SessionCore) -> None:
     core.sendWord(ClientOp.SIGNOFF, 0, 0)
-    core.say("Signed off.")
+    core.say(_("Signed off."))
     core.finish(3)
 
 

@@ -6,6 +6,7 @@ from twisted.python import usage
 
 from velhanet.gobang.service import makeService
 from velhanet.gobang.wire import byteOrder
+from velhanet.i18n import _
 from velhanet.startup import ShortUsage
 from velhanet.web.service import WEB_OPTION
 
@@ -32,9 +33,9 @@ class Options(ShortUsage):
 
     def postOptions(self) -> None:
         if not 5 <= self["size"] <= 63:
-            raise usage.UsageError("--size must be 5 to 63 (6-bit coordinates)")
+            raise usage.UsageError(_("--size must be 5 to 63 (6-bit coordinates)"))
         if self["game"] not in ("gobang", "tictactoe"):
-            raise usage.UsageError("--game must be gobang or tictactoe")
+            raise usage.UsageError(_("--game must be gobang or tictactoe"))
         try:
             self["byte-order"] = byteOrder(self["byte-order"])
         except ValueError as error:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final, Literal
 
+from velhanet.i18n import _
+
 ByteOrder = Literal["big", "little"]
 
 
@@ -24,7 +26,7 @@ def byteOrder(name: str) -> ByteOrder:
         return "little" if sys.byteorder == "little" else "big"
     if name in ("big", "little"):
         return name  # type: ignore[return-value]
-    raise ValueError(f"byte order must be native, big or little, not {name!r}")
+    raise ValueError(_("byte order must be native, big or little, not {name!r}").format(name=name))
 
 
 class ClientOp(IntEnum):

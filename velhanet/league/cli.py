@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from velhanet.cluster.workers import connect
+from velhanet.i18n import _, ngettext
 from velhanet.league.config import LeagueError, discoverPlayers, loadLeague
 from velhanet.league.store import Store, asDict
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
@@ -100,11 +101,12 @@ def run(arguments: argparse.Namespace) -> int:
     Sandbox.forCommand(settings, say=lambda line: print(f"velhanet-league: {line}", file=sys.stderr))
     store = Store(league.databasePath)
     for name in store.addPlayers(players):
-        print(f"velhanet-league: {name} has a new version ({next(p.version for p in players if p.name == name)})")
+        version = next(p.version for p in players if p.name == name)
+        print("velhanet-league: " + _("{name} has a new version ({version})").format(name=name, version=version))
     if everyGamePlayed(league, players, store):  # run again after the end: no cluster to start and stop
-        print(f"velhanet-league: {league.name}: every game is played, no cluster started")
+        print("velhanet-league: " + _("{league}: every game is played, no cluster started").format(league=league.name))
         print(asText(standingsOf(store, players)))
-        print(f"database: {league.databasePath}; game logs: {league.logs}")
+        print(whereText(league))
         return 0
     site = None
     live = arguments.web is not None
@@ -116,7 +118,7 @@ def run(arguments: argparse.Namespace) -> int:
         except SiteUnavailable as error:
             print(f"velhanet-league: {error}", file=sys.stderr)
             return 1
-        print(f"velhanet-league: standings and games at {site.address}", flush=True)
+        print("velhanet-league: " + _("standings and games at {address}").format(address=site.address), flush=True)
     try:
         client, local = cluster(arguments)
     except BaseException:
@@ -130,8 +132,13 @@ def run(arguments: argparse.Namespace) -> int:
             site.follow(client)
             onFinished = site.finished
         workers = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-        where = arguments.scheduler or f"a LocalCluster on 127.0.0.1, {workers} worker(s)"
-        print(f"velhanet-league: {league.name}: {len(players)} players, {league.format}, on {where}", flush=True)
+        where = arguments.scheduler or ngettext(
+            "a LocalCluster on 127.0.0.1, {n} worker(s)", "a LocalCluster on 127.0.0.1, {n} worker(s)", workers
+        ).format(n=workers)
+        said = ngettext(
+            "{league}: {n} player, {format}, on {where}", "{league}: {n} players, {format}, on {where}", len(players)
+        ).format(league=league.name, n=len(players), format=league.format, where=where)
+        print(f"velhanet-league: {said}", flush=True)
         play = Run(league, players, store, client, settings, say, live=live, onFinished=onFinished)
         previous = signal.getsignal(signal.SIGINT)
 
@@ -148,7 +155,8 @@ def run(arguments: argparse.Namespace) -> int:
         finally:
             signal.signal(signal.SIGINT, previous)
     except OSError as error:
-        print(f"velhanet-league: the cluster cannot be reached: {error}; run again to go on", file=sys.stderr)
+        said = _("the cluster cannot be reached: {error}; run again to go on").format(error=error)
+        print(f"velhanet-league: {said}", file=sys.stderr)
         return 1
     finally:
         if site is not None:
@@ -159,15 +167,34 @@ def run(arguments: argparse.Namespace) -> int:
     print(asText(standingsOf(store, players)))
     if report.llr is not None and league.sprt is not None:
         sprt = league.sprt
-        verdict = {"H1": f"H1: {players[0].name} is {sprt.elo1:g} Elo stronger", "H0": "H0: not stronger"}
-        decided = verdict.get(report.decision, "undecided")
+        verdict = {
+            "H1": _("H1: {player} is {elo:g} Elo stronger").format(player=players[0].name, elo=sprt.elo1),
+            "H0": _("H0: not stronger"),
+        }
+        decided = verdict.get(report.decision, _("undecided"))
         print(f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g}: LLR {report.llr:.2f}, {decided}")
     if report.replays:
-        print(f"{report.replays} game(s) played again: a loss on time the machine caused (see docs/league.md)")
+        print(
+            ngettext(
+                "{n} game played again: a loss on time the machine caused (see docs/league.md)",
+                "{n} games played again: a loss on time the machine caused (see docs/league.md)",
+                report.replays,
+            ).format(n=report.replays)
+        )
     if report.interrupted:
-        print(f"interrupted after {report.played} game(s) this run; velhanet-league run {arguments.league} goes on")
-    print(f"database: {league.databasePath}; game logs: {league.logs}")
+        print(
+            ngettext(
+                "interrupted after {n} game this run; velhanet-league run {league} goes on",
+                "interrupted after {n} games this run; velhanet-league run {league} goes on",
+                report.played,
+            ).format(n=report.played, league=arguments.league)
+        )
+    print(whereText(league))
     return 130 if report.interrupted else 0
+
+
+def whereText(league: Any) -> str:
+    return _("database: {database}; game logs: {logs}").format(database=league.databasePath, logs=league.logs)
 
 
 def standings(arguments: argparse.Namespace) -> int:
@@ -183,7 +210,10 @@ def standings(arguments: argparse.Namespace) -> int:
         except SiteUnavailable as error:
             print(f"velhanet-league: {error}", file=sys.stderr)
             return 1
-        print(f"velhanet-league: standings and games of {league.name} at {site.home} (Ctrl-C stops)", flush=True)
+        said = _("standings and games of {league} at {address} (Ctrl-C stops)").format(
+            league=league.name, address=site.home
+        )
+        print(f"velhanet-league: {said}", flush=True)
         site.serveUntilInterrupted()
         return 0
     store = Store(league.databasePath)

@@ -38,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 
 from velhanet.cluster.archive import folderVersion
+from velhanet.i18n import _
 from velhanet.submissions import ClassFileError, fromClassFile, parseDeadline
 
 RUN_FILE = "velhanet-run"
@@ -101,9 +102,9 @@ class Player:
 def _get(table: dict[str, object], key: str, kind: type | tuple[type, ...], default: object) -> object:
     value = table.get(key, default)
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        names = {str: "a text", int: "a whole number", float: "a number", bool: "true or false"}
-        wanted = names.get(kind, "a number") if isinstance(kind, type) else "a number"
-        raise LeagueError(f"{key} must be {wanted}, not {value!r}")
+        names = {str: _("a text"), int: _("a whole number"), float: _("a number"), bool: _("true or false")}
+        wanted = names.get(kind, _("a number")) if isinstance(kind, type) else _("a number")
+        raise LeagueError(_("{key} must be {wanted}, not {value!r}").format(key=key, wanted=wanted, value=value))
     return value
 
 
@@ -112,17 +113,17 @@ def loadLeague(path: Path) -> League:
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise LeagueError(f"cannot read {path}: {error.strerror}") from None
+        raise LeagueError(_("cannot read {path}: {reason}").format(path=path, reason=error.strerror)) from None
     except tomllib.TOMLDecodeError as error:
-        raise LeagueError(f"{path} is not TOML: {error}") from None
+        raise LeagueError(_("{path} is not TOML: {error}").format(path=path, error=error)) from None
     form = str(_get(table, "format", str, "round-robin"))
     if form not in FORMATS:
-        raise LeagueError(f"format must be {', '.join(FORMATS)}, not {form!r}")
+        raise LeagueError(_("format must be {formats}, not {given!r}").format(formats=", ".join(FORMATS), given=form))
     sprt = None
     if form == "sprt":
         raw = table.get("sprt", {})
         if not isinstance(raw, dict):
-            raise LeagueError("[sprt] must be a table")
+            raise LeagueError(_("[sprt] must be a table"))
         sprt = Sprt(
             float(_get(raw, "elo0", (int, float), 0.0)),  # type: ignore[arg-type]
             float(_get(raw, "elo1", (int, float), 20.0)),  # type: ignore[arg-type]
@@ -131,16 +132,16 @@ def loadLeague(path: Path) -> League:
             int(_get(raw, "max_pairs", int, 1000)),  # type: ignore[call-overload]
         )
         if not sprt.elo0 < sprt.elo1 or not (0 < sprt.alpha < 0.5 and 0 < sprt.beta < 0.5):
-            raise LeagueError("[sprt] needs elo0 < elo1 and 0 < alpha, beta < 0.5")
+            raise LeagueError(_("[sprt] needs elo0 < elo1 and 0 < alpha, beta < 0.5"))
     only = table.get("only", [])
     if not isinstance(only, list) or not all(isinstance(name, str) for name in only):
-        raise LeagueError("only must be a list of player names")
+        raise LeagueError(_("only must be a list of player names"))
     database = table.get("database")
     classFile = table.get("class")
     try:
         deadline = parseDeadline(str(table["deadline"])) if "deadline" in table else None
     except ValueError as error:
-        raise LeagueError(f"deadline: {error}") from None
+        raise LeagueError(_("deadline: {error}").format(error=error)) from None
     league = League(
         path=path,
         name=str(_get(table, "name", str, path.stem)),
@@ -158,9 +159,9 @@ def loadLeague(path: Path) -> League:
         deadline=deadline,
     )
     if league.pairs < 1:
-        raise LeagueError("pairs must be at least 1")
+        raise LeagueError(_("pairs must be at least 1"))
     if form == "gauntlet" and not league.gauntlet:
-        raise LeagueError('format = "gauntlet" needs gauntlet = "NAME", the player against all')
+        raise LeagueError(_('format = "gauntlet" needs gauntlet = "NAME", the player against all'))
     return league
 
 
@@ -177,7 +178,8 @@ def classPlayers(league: League, say: Callable[[str], None]) -> list[Player]:
     for submission in submissions:
         run = submission.folder / RUN_FILE if submission.folder is not None else None
         if run is None or not run.is_file():
-            say(f"{submission.student} left out: {submission.problem or f'no {RUN_FILE}'}")
+            problem = submission.problem or _("no {file}").format(file=RUN_FILE)
+            say(_("{student} left out: {problem}").format(student=submission.student, problem=problem))
             continue
         version = f"git-{submission.version[:12]}" if submission.source == "git" else submission.version
         players.append(Player(submission.student, run.parent, run.read_text(encoding="utf-8").strip(), version))
@@ -190,7 +192,7 @@ def discoverPlayers(league: League, say: Callable[[str], None] = lambda line: No
     if league.classFile is not None:
         return checkedPlayers(league, classPlayers(league, say), str(league.classFile))
     if not league.players.is_dir():
-        raise LeagueError(f"the players' folder {league.players} does not exist")
+        raise LeagueError(_("the players' folder {folder} does not exist").format(folder=league.players))
     players = []
     for folder in sorted(p for p in league.players.iterdir() if p.is_dir()):
         if league.only and folder.name not in league.only:
@@ -206,13 +208,21 @@ def discoverPlayers(league: League, say: Callable[[str], None] = lambda line: No
 def checkedPlayers(league: League, players: list[Player], where: str) -> list[Player]:
     missing = set(league.only) - {p.name for p in players}
     if missing:
-        raise LeagueError(f"no player folder with a {RUN_FILE} for {', '.join(sorted(missing))} in {where}")
+        raise LeagueError(
+            _("no player folder with a {file} for {names} in {where}").format(
+                file=RUN_FILE, names=", ".join(sorted(missing)), where=where
+            )
+        )
     if league.format == "gauntlet" and league.gauntlet not in {p.name for p in players}:
         raise LeagueError(
-            f"the gauntlet player {league.gauntlet!r} has no folder with a {RUN_FILE} in {where}"
+            _("the gauntlet player {name!r} has no folder with a {file} in {where}").format(
+                name=league.gauntlet, file=RUN_FILE, where=where
+            )
         )
     if league.format == "sprt" and len(players) != 2:
-        raise LeagueError(f'format = "sprt" plays two players, not {len(players)}: give only = ["A", "B"]')
+        raise LeagueError(
+            _('format = "sprt" plays two players, not {n}: give only = ["A", "B"]').format(n=len(players))
+        )
     if len(players) < 2:
-        raise LeagueError(f"a league needs two players at least; {where} has {len(players)}")
+        raise LeagueError(_("a league needs two players at least; {where} has {n}").format(where=where, n=len(players)))
     return players

@@ -33,6 +33,8 @@ from xml.etree.ElementTree import Element
 from twisted.internet import task
 from twisted.internet.defer import Deferred, ensureDeferred
 
+from velhanet import i18n
+from velhanet.i18n import _
 from velhanet.sandbox.limits import ProgramLimits, SandboxSettings
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.sandbox.userns import enterUserNamespace
@@ -151,10 +153,10 @@ async def playOne(reactor: Any, spec: dict[str, Any], say: Any) -> dict[str, Any
             (start, run0, wait0), (end, run1, wait1) = last
             wall, ran, waited = end - start, run1 - run0, wait1 - wait0
             if overloaded(wall, ran, waited):
-                outcome["overloaded"] = (
-                    f"{teams[loser]['name']} lost on time after running {ran:.2f} s and waiting {waited:.2f} s"
-                    f" for a CPU in a turn of {wall:.2f} s: the machine was overloaded"
-                )
+                outcome["overloaded"] = _(
+                    "{player} lost on time after running {ran:.2f} s and waiting {waited:.2f} s for a CPU in a turn"
+                    " of {wall:.2f} s: the machine was overloaded"
+                ).format(player=teams[loser]["name"], ran=ran, waited=waited, wall=wall)
     return outcome
 
 
@@ -198,6 +200,7 @@ def main() -> None:
     if not text:  # a spare the worker no longer needs
         return
     spec = json.loads(text)
+    i18n.use(spec.get("language"))  # the run's language: the reasons and causes this game records are read in it
     if spec["sandbox"] != "off":
         enterUserNamespace()  # before the reactor starts a thread
 

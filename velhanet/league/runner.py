@@ -36,6 +36,7 @@ from typing import Any
 
 from velhanet.cluster.pool import NO_WORKERS_GRACE, NoWorkers, TaskPool
 from velhanet.cluster.workers import RunRefused, WrongVersion, checkWorkers, workerCount
+from velhanet.i18n import _, current, ngettext
 from velhanet.league.config import League, Player
 from velhanet.league.ratings import SprtBounds, llrLogistic, pentanomial
 from velhanet.league.schedule import Scheduled, schedule, sprtPairs
@@ -63,6 +64,8 @@ class RunReport:
 
 
 def specOf(league: League, game: Scheduled, settings: SandboxSettings, live: bool) -> dict[str, Any]:
+    """What a worker needs to play ``game``; ``language``, the command's, is the one the game's texts are made in
+    (its reasons, the sandbox's causes): a worker's own environment says nothing of who reads them."""
     limits = settings.limits
     return {
         "seed": game.seed,
@@ -79,6 +82,7 @@ def specOf(league: League, game: Scheduled, settings: SandboxSettings, live: boo
         },
         "teams": [{"name": p.name, "version": p.version, "command": p.command} for p in game.teams],
         "live": live,
+        "language": current().code,
     }
 
 
@@ -145,7 +149,7 @@ class Run:
     # -- before any game --------------------------------------------------------------
 
     def checkWorkers(self) -> str:
-        return checkWorkers(self.client, "this league")
+        return checkWorkers(self.client, _("this league"))
 
     def workerCount(self) -> int:
         return workerCount(self.client)
@@ -192,8 +196,13 @@ class Run:
         except NoWorkers as gone:
             left = self.total - self.finished
             raise RunRefused(
-                f"no worker for {gone.seconds:.0f} s, {left} game(s) still to play: the cluster lost its"
-                " workers (see its log); start workers and run again, it goes on where it stopped"
+                ngettext(
+                    "no worker for {seconds:.0f} s, {n} game(s) still to play: the cluster lost its workers (see its"
+                    " log); start workers and run again, it goes on where it stopped",
+                    "no worker for {seconds:.0f} s, {n} game(s) still to play: the cluster lost its workers (see its"
+                    " log); start workers and run again, it goes on where it stopped",
+                    left,
+                ).format(seconds=gone.seconds, n=left)
             ) from None
         if self.stopping.is_set():
             self.report.interrupted = True
@@ -210,13 +219,15 @@ class Run:
             result = future.result()
         except WrongVersion as error:
             self.stopping.set()
-            raise RunRefused(f"{error}: install the same velhanet on every worker") from None
+            raise RunRefused(_("{error}: install the same velhanet on every worker").format(error=error)) from None
         except Exception as error:  # the game's process failed, or Dask gave up on the task
             if attempt + 1 < MAX_ATTEMPTS:
                 submit(gameId, game, attempt + 1)
                 return
             self.store.finish(
-                gameId, Outcome(None, True, "void", f"could not be played: {error}", 0, 0.0, ""), game.a.name
+                gameId,
+                Outcome(None, True, "void", _("could not be played: {error}").format(error=error), 0, 0.0, ""),
+                game.a.name,
             )
             self.report.voids += 1
             self.finished += 1
@@ -225,10 +236,11 @@ class Run:
             replays = self.store.replayed(gameId, result["overloaded"])
             self.report.replays += 1
             if replays <= MAX_REPLAYS:
-                self.say(f"game {gameId} played again: {result['overloaded']}")
+                self.say(_("game {id} played again: {reason}").format(id=gameId, reason=result["overloaded"]))
                 submit(gameId, game, attempt)
                 return
-            result["notes"] = [*result.get("notes", []), f"counted after {MAX_REPLAYS} replays: {result['overloaded']}"]
+            counted = _("counted after {n} replays: {reason}").format(n=MAX_REPLAYS, reason=result["overloaded"])
+            result["notes"] = [*result.get("notes", []), counted]
         outcome = outcomeOf(result, game)
         if result.get("xml"):
             self.league.logs.mkdir(parents=True, exist_ok=True)
@@ -269,8 +281,10 @@ class Run:
         rate = played / elapsed * 3600 if elapsed > 0 else 0.0
         left = (self.total - self.finished) / (played / elapsed) if played else 0.0
         line = (
-            f"\rgames {self.finished}/{self.total}  {rate:.0f}/h  left ~{left / 60:.0f} min"
-            + f"  workers {self.workerCount()}"
+            "\r"
+            + _("games {finished}/{total}  {rate:.0f}/h  left ~{minutes:.0f} min  workers {workers}").format(
+                finished=self.finished, total=self.total, rate=rate, minutes=left / 60, workers=self.workerCount()
+            )
             + (f"  LLR {self.report.llr:.2f}" if self.report.llr is not None else "")
             + "   "
         )

@@ -30,6 +30,8 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
 from twisted.web.util import Redirect
 
+from velhanet import i18n
+from velhanet.i18n import N_, _
 from velhanet.league.config import League, Player
 from velhanet.league.standings import Standings, asJson, standingsOf
 from velhanet.league.standingspage import gamesPage, standingsPage
@@ -87,9 +89,9 @@ class LeagueGames:
     def watch(self, row: Mapping[str, Any]) -> tuple[str, str] | None:
         """(the game's page, what it offers) for a row of the database; None while it has none yet."""
         if row["id"] in self.live:
-            return f"/game/{self.live[row['id']][0].gameId}", "watch"
+            return f"/game/{self.live[row['id']][0].gameId}", N_("watch")
         hubId = self.replays.byLog.get(Path(row["log"]).name) if row["log"] else None
-        return None if hubId is None else (f"/game/{hubId}", "replay")
+        return None if hubId is None else (f"/game/{hubId}", N_("replay"))
 
     def shown(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows ``/games`` lists: every game finished, and every one being played."""
@@ -124,8 +126,20 @@ class StandingsCache:
         return self.current[1]
 
 
-def _served(request: Request, page: str | bytes) -> bytes:
-    """A page with the headers of every page of the spectators' site (its Content-Security-Policy too)."""
+def pageLanguage(request: Request) -> i18n.Language:
+    """The language of a page for this request: the browser's ``Accept-Language`` if velhanet speaks one it
+    asks for, else the language of the command (``--language``, or its environment)."""
+    header = request.getHeader(b"accept-language")
+    code = i18n.fromAcceptLanguage(header.decode("latin-1") if isinstance(header, bytes) else header)
+    return i18n.language(code) if code is not None else i18n.current()
+
+
+def _served(request: Request, page: str | bytes, language: i18n.Language | None = None) -> bytes:
+    """A page with the headers of every page of the spectators' site (its Content-Security-Policy too); a page
+    made for the request's language says which, and that another ``Accept-Language`` gets another."""
+    if language is not None:
+        request.setHeader(b"content-language", language.code.encode("ascii"))
+        request.setHeader(b"vary", b"Accept-Language")
     request.setHeader(b"content-type", b"text/html; charset=utf-8")
     request.setHeader(b"cache-control", b"no-cache")
     request.setHeader(b"content-security-policy", CONTENT_SECURITY_POLICY)
@@ -155,7 +169,9 @@ class GamesPage(Resource):
         named = (request.args or {}).get(b"player", [])
         player = named[0].decode("utf-8", "replace") if named else None
         rows = self.games.shown(self.cache.rows)
-        return _served(request, gamesPage(self.league.name, rows, player, self.games.watch, self.running))
+        language = pageLanguage(request)
+        page = gamesPage(self.league.name, rows, player, self.games.watch, self.running, language)
+        return _served(request, page, language)
 
 
 class LivePage(Resource):
@@ -185,12 +201,11 @@ class LeagueRoot(Root):
         self.putChild(b"live", LivePage(self.page))
 
     def render_GET(self, request: Request) -> bytes:
-        return _served(request, standingsPage(self.league.name, self.cache.table, self.running))
+        language = pageLanguage(request)
+        return _served(request, standingsPage(self.league.name, self.cache.table, self.running, language), language)
 
 
-def leagueSite(
-    hub: GameHub, league: League, cache: StandingsCache, games: LeagueGames, running: bool = True
-) -> Site:
+def leagueSite(hub: GameHub, league: League, cache: StandingsCache, games: LeagueGames, running: bool = True) -> Site:
     site = Site(LeagueRoot(hub, league, cache, games, running))
     site.displayTracebacks = False
     return site
@@ -238,10 +253,10 @@ class LeagueSite:
         self.thread = threading.Thread(target=reactor.run, kwargs={"installSignalHandlers": False}, daemon=True)
         self.thread.start()
         if not listening.wait(10):
-            failure.append(TimeoutError("not listening after 10 s"))
+            failure.append(TimeoutError(_("not listening after 10 s")))
         if failure:
             self.stop()
-            raise SiteUnavailable(f"--web {endpoint}: {failure[0]}")
+            raise SiteUnavailable(_("--web {endpoint}: {reason}").format(endpoint=endpoint, reason=failure[0]))
         listeningOn = self.port.getHost().port
         self.home = f"http://127.0.0.1:{listeningOn}/" if endpoint.isdigit() else description
         """Where to look: with a bare port (0 too), the one it listens on."""

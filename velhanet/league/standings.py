@@ -16,16 +16,30 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from velhanet import i18n
+from velhanet.i18n import N_
 from velhanet.league.config import Player
 from velhanet.league.ratings import Game, Rating, fitRatings
 from velhanet.league.store import Store, asDict
 from velhanet.socha.matchstats import MatchStats
 
 CAUSES = ("board", "time", "rule", "crash", "limit", "no-join", "deadline", "irregular")
+CAUSE_TERMS = {
+    "board": N_("board"),
+    "time": N_("time"),
+    "rule": N_("rule"),
+    "crash": N_("crash"),
+    "limit": N_("limit"),
+    "no-join": N_("no-join"),
+    "deadline": N_("deadline"),
+    "irregular": N_("irregular"),
+}
+"""The loss kinds as the text table names them: the database's own words in English (docs/league.md), the
+language's for a reader of another (the CSV and JSON keep the database's)."""
 
 
 @dataclass
@@ -107,11 +121,17 @@ def _margin(rating: Rating) -> str:
     return "±inf" if math.isinf(rating.margin) else f"±{rating.margin:.0f}"
 
 
-def asText(standings: Standings) -> str:
-    rows = [["#", "player", "version", "Elo", "95 %", "games", "score", "W", "D", "L", "losses by cause"]]
+def asText(standings: Standings, language: i18n.Language | None = None) -> str:
+    """The standings as a table of text, in ``language`` (the process's by default)."""
+    texts = language or i18n.current()
+    gettext = texts.gettext
+    header = ["#", gettext("player"), gettext("version"), "Elo", "95 %", gettext("games"), gettext("score")]
+    rows = [[*header, gettext("W"), gettext("D"), gettext("L"), gettext("losses by cause")]]
     for rank, line in enumerate(standings.lines, 1):
-        causes = ", ".join(f"{n} {cause}" for cause, n in sorted(line.lossesBy.items())) or "-"
-        elo = f"{line.rating.elo:+.0f}" + (" (clipped)" if line.rating.clipped else "")
+        causes = ", ".join(
+            f"{n} {gettext(CAUSE_TERMS.get(cause, cause))}" for cause, n in sorted(line.lossesBy.items())
+        )
+        elo = eloText(line.rating, texts)
         rows.append(
             [
                 str(rank),
@@ -124,7 +144,7 @@ def asText(standings: Standings) -> str:
                 str(line.wins),
                 str(line.draws),
                 str(line.losses),
-                causes,
+                causes or "-",
             ]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
@@ -133,7 +153,7 @@ def asText(standings: Standings) -> str:
         for row in rows
     ]
     text.append("")
-    text.append("head to head (row's score against column; * significant at 95 %):")
+    text.append(gettext("head to head (row's score against column; * significant at 95 %):"))
     names = [line.name for line in standings.lines]
     cell = max(8, max(len(n) for n in names) + 1)
     text.append(" " * cell + "".join(n.rjust(cell) for n in names))
@@ -147,29 +167,55 @@ def asText(standings: Standings) -> str:
                 else f"{stats.score:.2f}{'*' if stats.significant else ' '}".rjust(cell)
             )
         text.append(row.ljust(cell) + "".join(cells))
-    older = [
-        f"{line.name}: {len(line.olderVersions)} older version(s) not counted: "
-        + ", ".join(f"{version} ({games} games)" for version, games in line.olderVersions)
-        for line in standings.lines
-        if line.olderVersions
-    ]
+    older = [olderVersionsText(line, texts, lambda version: version) for line in standings.lines if line.olderVersions]
     text += ["", *older] if older else []
     text.append("")
-    text.append(f"{standings.games} games counted, {standings.scheduled} still to play, {standings.voids} void")
+    text.append(summaryText(standings, texts))
     return "\n".join(text)
 
 
-def eloText(rating: Rating) -> str:
+def olderVersionsText(line: Line, language: i18n.Language, shown: Callable[[str], str]) -> str:
+    """``ana: 2 older versions not counted: 3f2a9c1d0e4b (12 games), …``; ``shown`` writes a version (the page
+    marks it up)."""
+    count = len(line.olderVersions)
+    versions = ", ".join(
+        language.ngettext("{version} ({n} game)", "{version} ({n} games)", games).format(
+            version=shown(version), n=games
+        )
+        for version, games in line.olderVersions
+    )
+    return language.ngettext(
+        "{name}: {n} older version not counted: {versions}", "{name}: {n} older versions not counted: {versions}", count
+    ).format(name=line.name, n=count, versions=versions)
+
+
+def summaryText(standings: Standings, language: i18n.Language) -> str:
+    """``12 games counted, 0 still to play, 0 void``: the text table's last line, the page's first."""
+    return language.ngettext(
+        "{n} game counted, {scheduled} still to play, {voids} void",
+        "{n} games counted, {scheduled} still to play, {voids} void",
+        standings.games,
+    ).format(n=standings.games, scheduled=standings.scheduled, voids=standings.voids)
+
+
+def eloText(rating: Rating, language: i18n.Language | None = None) -> str:
     """A rating as the text table prints it (signed, whole, said when clipped): the web page says the same."""
-    return f"{rating.elo:+.0f}" + (" (clipped)" if rating.clipped else "")
+    elo = f"{rating.elo:+.0f}"
+    return (language or i18n.current()).gettext("{elo} (clipped)").format(elo=elo) if rating.clipped else elo
 
 
-def intervalText(rating: Rating) -> str:
+def intervalText(rating: Rating, language: i18n.Language | None = None) -> str:
     """The fit's 95 % interval, half-width then bounds (``±338 (+274 to +950)``): a reader compares two
     players by their bounds, and needs no arithmetic to do so. ``±inf`` when the fit has no finite one."""
     if math.isinf(rating.margin):
         return _margin(rating)
-    return f"{_margin(rating)} ({rating.elo - rating.margin:+.0f} to {rating.elo + rating.margin:+.0f})"
+    return (
+        (language or i18n.current())
+        .gettext("{margin} ({low} to {high})")
+        .format(
+            margin=_margin(rating), low=f"{rating.elo - rating.margin:+.0f}", high=f"{rating.elo + rating.margin:+.0f}"
+        )
+    )
 
 
 def scoreBetween(standings: Standings, row: str, column: str) -> MatchStats | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from velhanet.i18n import _
 from velhanet.league.config import LeagueError, Player
 from velhanet.league.schedule import Scheduled
 
@@ -88,7 +89,11 @@ class Store:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             self.db.close()
-            raise StoreError(f"{path} was written by a newer velhanet (schema {version}, this one {SCHEMA_VERSION})")
+            raise StoreError(
+                _("{path} was written by a newer velhanet (schema {version}, this one {mine})").format(
+                    path=path, version=version, mine=SCHEMA_VERSION
+                )
+            )
         self.db.executescript(SCHEMA)  # a new database gets today's tables; an old one keeps its own
         if version < SCHEMA_VERSION:
             self.db.execute("BEGIN IMMEDIATE")  # one opener migrates; another waits, then finds it done

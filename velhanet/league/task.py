@@ -12,6 +12,10 @@ process of its next one (``spare``), which does its imports and waits for
 its game on stdin: the next game begins without that start-up time.
 ``EVENT`` lines go to the run's spectators' site through
 Dask's structured events (topic ``LIVE``), when the run watches.
+
+What a person reads of a game (its reason, the sandbox's causes, this task's
+own errors) is in the language of the command that started the run, which
+the game's ``spec`` carries (``language``): never the worker's environment's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import IO, Any
 
 from velhanet.cluster.archive import unpacked
 from velhanet.cluster.workers import refuseOtherVersions, taskProcess
+from velhanet.i18n import language
 
 LIVE = "velhanet-league-live"
 """The Dask topic of the games' live events."""
@@ -57,7 +62,12 @@ def playGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expected:
     status = child.wait()
     if outcome is None:
         said = errors.text().strip().splitlines()
-        raise RuntimeError(f"the game process ended with status {status} without a result: {said[-1] if said else ''}")
+        texts = language(spec.get("language") or "en")  # the run's, not this worker's
+        raise RuntimeError(
+            texts.gettext("the game process ended with status {status} without a result: {said}").format(
+                status=status, said=said[-1] if said else ""
+            )
+        )
     outcome["worker"] = address
     return outcome
 

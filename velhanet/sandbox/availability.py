@@ -12,7 +12,9 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 
-INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+from velhanet.i18n import N_, _
+
+INSTALL = N_("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)")
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,7 @@ def probeBubblewrap() -> Availability:
     """Can bwrap make the sandbox here? (Once per process.)"""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return Availability(False, f"bwrap is not installed: {INSTALL}")
+        return Availability(False, _("bwrap is not installed: {install}").format(install=_(INSTALL)))
     try:
         done = subprocess.run(
             [
@@ -47,13 +49,15 @@ def probeBubblewrap() -> Availability:
             timeout=20,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
-        return Availability(False, f"bwrap could not be run: {error}")
+        return Availability(False, _("bwrap could not be run: {error}").format(error=error))
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = said[-1] if said else f"exit status {done.returncode}"
+        detail = said[-1] if said else _("exit status {status}").format(status=done.returncode)
         return Availability(
             False,
-            f"bwrap cannot create namespaces here ({detail}): allow unprivileged user namespaces"
-            " (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or run as root",
+            _(
+                "bwrap cannot create namespaces here ({detail}): allow unprivileged user namespaces"
+                " (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap), or run as root"
+            ).format(detail=detail),
         )
     return Availability(True, "", bwrap)

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from velhanet.i18n import _
 from velhanet.sandbox.cgroups import removeWaiting
 from velhanet.sandbox.jail import STATUS_FD
 from velhanet.sandbox.launch import OutputKeeper, finish, prepare, setUpNetwork, unsandboxed
@@ -118,7 +119,9 @@ class BlockingProgram:
                 removeWaiting(launch.group)
             said = self.tail.decode("utf-8", "replace").strip().splitlines()
             detail = said[-1] if said else str(error)
-            raise SandboxStartFailed(f"the sandbox did not start (status {status}): {detail}") from None
+            raise SandboxStartFailed(
+                _("the sandbox did not start (status {status}): {detail}").format(status=status, detail=detail)
+            ) from None
         self._watcher = threading.Thread(target=self._watch, daemon=True, name="sandbox-watch")
         self._watcher.start()
 
@@ -128,7 +131,7 @@ class BlockingProgram:
             while True:
                 chunk = info.read(4096)
                 if not chunk:
-                    raise OSError("bwrap ended before the sandbox was made")
+                    raise OSError(_("bwrap ended before the sandbox was made"))
                 raw += chunk
                 with contextlib.suppress(ValueError):
                     return int(json.loads(raw)["child-pid"])

@@ -24,12 +24,15 @@ I/O of their world (the reactor's descriptors, or threads and pipes).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from velhanet import i18n
+from velhanet.i18n import N_, _, ngettext
 from velhanet.sandbox.cgroups import ControlGroup, createGroup, groupName
 from velhanet.sandbox.jail import bwrapArgv, parseStatus
 from velhanet.sandbox.monitor import Supervision
@@ -39,7 +42,8 @@ from velhanet.sandbox.verdict import Verdict
 
 TAIL_BYTES = 16384
 """The end of what a program printed that its verdict keeps: a start-up error and the traceback after it."""
-UNSANDBOXED = "no sandbox (--sandbox off)"
+UNSANDBOXED = N_("no sandbox (--sandbox off)")
+"""How the limits were enforced without the sandbox (translated where a verdict is made)."""
 
 
 class OutputKeeper:
@@ -58,7 +62,8 @@ class OutputKeeper:
             return
         room = self.limit - self.kept
         if len(data) > room:
-            self.sink.write(data[:room] + f"\n[velhanet: output cut at {self.limit} bytes]\n".encode())
+            said = ngettext("[velhanet: output cut at {n} byte]", "[velhanet: output cut at {n} bytes]", self.limit)
+            self.sink.write(data[:room] + ("\n" + said.format(n=self.limit) + "\n").encode())
             self.cut = True
             return
         self.sink.write(data)
@@ -76,8 +81,24 @@ class OutputKeeper:
     def lastLine(self) -> str:
         """Why it stopped, when it said so: twistd's one-line start-up error if it printed one, else its last line."""
         lines = self.tail.decode("utf-8", "replace").strip().splitlines()
-        said = [line for line in lines if line.startswith("twistd ") and ": not started: " in line]
+        said = [line for line in lines if line.startswith("twistd ") and any(m in line for m in notStartedMarkers())]
         return (said or lines or [""])[-1]
+
+
+STARTUP_LINE = "{program}: not started: {reason}; the log is {where}"
+"""The line with which twistd's velhanet services say why they did not start (``velhanet.startup``), in English."""
+
+
+@functools.cache
+def notStartedMarkers() -> tuple[str, ...]:
+    """``: not started: `` in every language velhanet speaks: a program started here speaks its environment's."""
+    markers = []
+    for code in i18n.LANGUAGES:
+        line = i18n.language(code).gettext(STARTUP_LINE)
+        marker = line.partition("{program}")[2].partition("{reason}")[0]
+        if marker.strip(" :") and marker not in markers:
+            markers.append(marker)
+    return tuple(markers) or (": not started: ",)
 
 
 @dataclass(frozen=True)
@@ -161,4 +182,4 @@ def finish(
 
 def unsandboxed(status: int | None, output: OutputKeeper) -> Verdict:
     """The verdict of a program run without the sandbox: its status and whether its output was cut."""
-    return Verdict(status=status, enforcement=UNSANDBOXED, outputCut=output.outputCut)
+    return Verdict(status=status, enforcement=_(UNSANDBOXED), outputCut=output.outputCut)

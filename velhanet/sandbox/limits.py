@@ -21,6 +21,8 @@ import argparse
 import re
 from dataclasses import dataclass
 
+from velhanet.i18n import _, ngettext
+
 MODES = ("auto", "on", "off")
 
 KIB = 1024
@@ -54,10 +56,10 @@ def parseSize(text: str) -> int:
     """``512M``, ``2G``, ``1.5GiB``, ``65536`` (bytes): a size in bytes; ValueError otherwise."""
     match = _SIZE.match(text)
     if match is None:
-        raise ValueError(f"{text!r} is not a size (say 512M, 2G or a number of bytes)")
+        raise ValueError(_("{text!r} is not a size (say 512M, 2G or a number of bytes)").format(text=text))
     value = float(match.group(1)) * _UNITS[match.group(2).lower()]
     if value < 1:
-        raise ValueError(f"{text!r}: a size must be at least 1 byte")
+        raise ValueError(_("{text!r}: a size must be at least 1 byte").format(text=text))
     return int(value)
 
 
@@ -65,11 +67,27 @@ def parseSeconds(text: str) -> float:
     """``20``, ``20s``, ``5m``, ``1.5h``: seconds; ValueError otherwise."""
     match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$", text, re.IGNORECASE)
     if match is None:
-        raise ValueError(f"{text!r} is not a duration (say 20, 20s, 5m)")
+        raise ValueError(_("{text!r} is not a duration (say 20, 20s, 5m)").format(text=text))
     seconds = float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2).lower()]
     if seconds <= 0:
-        raise ValueError(f"{text!r}: a duration must be more than 0 s")
+        raise ValueError(_("{text!r}: a duration must be more than 0 s").format(text=text))
     return seconds
+
+
+def sizeArgument(text: str) -> int:
+    """L{parseSize} for argparse: its error is the line the user reads (argparse hides a ValueError's)."""
+    try:
+        return parseSize(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def secondsArgument(text: str) -> float:
+    """L{parseSeconds} for argparse, as L{sizeArgument}."""
+    try:
+        return parseSeconds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def formatSize(size: int) -> str:
@@ -78,7 +96,7 @@ def formatSize(size: int) -> str:
         if size >= unit:
             value = size / unit
             return f"{value:.0f} {name}" if value == int(value) else f"{value:.1f} {name}"
-    return f"{size} bytes"
+    return ngettext("{n} byte", "{n} bytes", size).format(n=size)
 
 
 def formatSeconds(seconds: float) -> str:
@@ -111,14 +129,14 @@ def addSandboxArguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--limit-memory",
-        type=parseSize,
+        type=sizeArgument,
         default=limits.memory,
         metavar="SIZE",
         help=f"memory per program, all its processes together (default: {formatSize(limits.memory)})",
     )
     group.add_argument(
         "--limit-cpu",
-        type=parseSeconds,
+        type=secondsArgument,
         default=limits.cpu,
         metavar="SECONDS",
         help=f"CPU time per program (default: {formatSeconds(limits.cpu)})",
@@ -132,14 +150,14 @@ def addSandboxArguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--limit-disk",
-        type=parseSize,
+        type=sizeArgument,
         default=limits.disk,
         metavar="SIZE",
         help=f"what a program may write, in its folder and in /tmp each (default: {formatSize(limits.disk)})",
     )
     group.add_argument(
         "--limit-output",
-        type=parseSize,
+        type=sizeArgument,
         default=limits.output,
         metavar="SIZE",
         help=f"output kept per program; the rest is dropped (default: {formatSize(limits.output)})",
@@ -148,7 +166,7 @@ def addSandboxArguments(parser: argparse.ArgumentParser) -> None:
 
 def settingsFrom(arguments: argparse.Namespace) -> SandboxSettings:
     if arguments.limit_processes < 1:
-        raise ValueError("--limit-processes must be at least 1")
+        raise ValueError(_("--limit-processes must be at least 1"))
     return SandboxSettings(
         mode=arguments.sandbox,
         limits=ProgramLimits(

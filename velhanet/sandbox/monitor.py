@@ -24,6 +24,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from velhanet.i18n import _
 from velhanet.sandbox.cgroups import ControlGroup
 from velhanet.sandbox.limits import ProgramLimits, formatSize
 from velhanet.sandbox.network import Forbidden
@@ -39,11 +40,11 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 def enforcementOf(group: ControlGroup | None, limits: ProgramLimits) -> str:
     """What this machine enforces, as the reports say it."""
-    disk = f"disk: tmpfs of {formatSize(limits.disk)}; network: loopback only"
+    disk = _("disk: tmpfs of {size}; network: loopback only").format(size=formatSize(limits.disk))
     if group is not None:
         layout = "cgroup v2" if "unified" in group.directories else "cgroup v1"
-        return f"bubblewrap; memory, processes, CPU: {layout}; {disk}"
-    return f"bubblewrap; memory, processes, CPU: setrlimit per process (no writable cgroup); {disk}"
+        return _("bubblewrap; memory, processes, CPU: {layout}; {disk}").format(layout=layout, disk=disk)
+    return _("bubblewrap; memory, processes, CPU: setrlimit per process (no writable cgroup); {disk}").format(disk=disk)
 
 
 def rlimitOptions(limits: ProgramLimits, withGroup: bool) -> list[str]:
@@ -235,7 +236,9 @@ class Supervision:
             self.breaks(MEMORY)
         cause = limitCause(self.limit, self.limits, self.detail) if self.limit else ""
         if self.limit == MEMORY and self.group is None:
-            cause = f"memory limit {formatSize(self.limits.memory)} reached: an allocation was refused"
+            cause = _("memory limit {size} reached: an allocation was refused").format(
+                size=formatSize(self.limits.memory)
+            )
         return Verdict(
             status=status,
             limit=self.limit,

@@ -36,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from velhanet.i18n import _
+
 CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -46,7 +48,9 @@ def setNetworkNamespace(fd: int) -> None:
     """Move the calling thread into the network namespace open on ``fd``."""
     if _libc.setns(fd, CLONE_NEWNET) != 0:
         errno = ctypes.get_errno()
-        raise OSError(errno, f"cannot join the sandbox's network namespace: {os.strerror(errno)}")
+        raise OSError(
+            errno, _("cannot join the sandbox's network namespace: {reason}").format(reason=os.strerror(errno))
+        )
 
 
 def insideNetworkOf(pid: int, work: Callable[[], T]) -> T:
@@ -125,7 +129,7 @@ def waitForLoopback(timeout: float = LOOPBACK_WAIT) -> None:
                 if flags & IFF_UP:
                     return
             if time.monotonic() > deadline:
-                raise OSError(f"the sandbox's loopback was not up within {timeout:g} s")
+                raise OSError(_("the sandbox's loopback was not up within {seconds:g} s").format(seconds=timeout))
             time.sleep(0.005)
 
 
@@ -142,7 +146,10 @@ def routeEverythingToLoopback() -> None:
             if kind == NLMSG_ERROR:
                 error = -struct.unpack_from("i", answer, 16)[0]
                 if error not in (0, 17):  # 17: EEXIST, already there
-                    raise OSError(error, f"cannot route the sandbox's addresses to lo: {os.strerror(error)}")
+                    raise OSError(
+                        error,
+                        _("cannot route the sandbox's addresses to lo: {reason}").format(reason=os.strerror(error)),
+                    )
 
 
 # -- 2. what it tried, named ------------------------------------------------------
@@ -260,8 +267,10 @@ class Forbidden:
 
     def cause(self) -> str:
         if self.protocol == "tcp":
-            return f"connect to {self.where()} refused: only the game's server is reachable"
-        return f"{self.protocol} to {self.where()} dropped: only the game's server is reachable"
+            return _("connect to {address} refused: only the game's server is reachable").format(address=self.where())
+        return _("{protocol} to {address} dropped: only the game's server is reachable").format(
+            protocol=self.protocol, address=self.where()
+        )
 
 
 # -- 3. what it may reach ------------------------------------------------------------

@@ -46,6 +46,7 @@ from twisted.logger import Logger
 from twisted.protocols import portforward
 from twisted.python.failure import Failure
 
+from velhanet.i18n import _
 from velhanet.sandbox.cgroups import removeEventually
 from velhanet.sandbox.jail import STATUS_FD
 from velhanet.sandbox.launch import OutputKeeper, finish, prepare, setUpNetwork, unsandboxed
@@ -133,7 +134,9 @@ class SandboxedProgram(ProcessProtocol):
     def exitedSaying(self) -> str:
         """``exited with status N``, and the line that says why when it printed one."""
         said = self.output.lastLine()
-        return f"exited with status {self.status}" + (f": {said}" if said else "")
+        if said:
+            return _("exited with status {status}: {said}").format(status=self.status, said=said)
+        return _("exited with status {status}").format(status=self.status)
 
     def childDataReceived(self, childFD: int, data: bytes) -> None:
         if childFD == 1 and self.reader is not None:
@@ -185,7 +188,7 @@ class SandboxedProgram(ProcessProtocol):
         threading.Thread(target=makeNetwork, name=f"sandbox-setup-{pid}", daemon=True).start()
 
     def _setUpFailed(self, error: OSError) -> None:
-        self.log.failure("sandbox set-up failed", Failure(error))
+        self.log.failure(_("sandbox set-up failed"), Failure(error))
         self.stop()
 
     def _networkMade(self, sockets: list[socket.socket]) -> None:
@@ -213,7 +216,7 @@ class SandboxedProgram(ProcessProtocol):
     def _look(self) -> None:
         assert self.supervision is not None
         if self.supervision.check():
-            self.log.info("sandboxed program broke its {limit} limit: stopped", limit=self.supervision.limit)
+            self.log.info(_("sandboxed program broke its {limit} limit: stopped"), limit=self.supervision.limit)
             self.stop()
 
     # -- accounting, stop, end ----------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from velhanet.i18n import _
 from velhanet.sandbox.availability import Availability, probeBubblewrap
 from velhanet.sandbox.cgroups import ControlGroup
 from velhanet.sandbox.jail import Jail
@@ -37,16 +38,16 @@ class Sandbox:
         availability = Availability(True, "") if settings.mode == "off" else probeBubblewrap()
         if settings.mode != "off" and not availability.works:
             if settings.mode == "on":
-                raise SandboxUnavailable(f"--sandbox on: {availability.problem}")
-            say(f"warning: programs run without a sandbox: {availability.problem}")
+                raise SandboxUnavailable(_("--sandbox on: {problem}").format(problem=availability.problem))
+            say(_("warning: programs run without a sandbox: {problem}").format(problem=availability.problem))
         return cls(settings, availability)
 
     def describe(self) -> str:
         if not self.active:
-            return "no sandbox" + (
-                " (--sandbox off)" if self.settings.mode == "off" else f": {self.availability.problem}"
-            )
-        return "bubblewrap sandbox"
+            if self.settings.mode == "off":
+                return _("no sandbox (--sandbox off)")
+            return _("no sandbox: {problem}").format(problem=self.availability.problem)
+        return _("bubblewrap sandbox")
 
     def jail(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from velhanet.i18n import _, ngettext
 from velhanet.sandbox.limits import ProgramLimits, formatSeconds, formatSize
 
 MEMORY, CPU, PROCESSES, DISK, NETWORK, FOLDER = "memory", "cpu", "processes", "disk", "network", "folder"
@@ -18,19 +19,24 @@ LIMITS = (MEMORY, CPU, PROCESSES, DISK, NETWORK, FOLDER)
 
 
 def limitCause(limit: str, limits: ProgramLimits, detail: str = "") -> str:
-    """The cause of a stop for breaking ``limit``, as the reports print it."""
+    """The cause of a stop for breaking ``limit``, as the reports print it (in the language this process speaks:
+    a league's game process speaks the run's)."""
     if limit == MEMORY:
-        return f"killed: memory limit {formatSize(limits.memory)} exceeded"
+        return _("killed: memory limit {size} exceeded").format(size=formatSize(limits.memory))
     if limit == CPU:
-        return f"killed: {formatSeconds(limits.cpu)} of CPU used"
+        return _("killed: {seconds} of CPU used").format(seconds=formatSeconds(limits.cpu))
     if limit == PROCESSES:
-        return f"killed: more than {limits.processes} processes"
+        return ngettext("killed: more than {n} process", "killed: more than {n} processes", limits.processes).format(
+            n=limits.processes
+        )
     if limit == DISK:
-        return f"killed: disk limit {formatSize(limits.disk)} reached"
+        return _("killed: disk limit {size} reached").format(size=formatSize(limits.disk))
     if limit == FOLDER:
-        return f"not started: its folder does not fit in the disk limit of {formatSize(limits.disk)}"
+        return _("not started: its folder does not fit in the disk limit of {size}").format(
+            size=formatSize(limits.disk)
+        )
     if limit == NETWORK:
-        return f"killed: {detail}"
+        return _("killed: {detail}").format(detail=detail)
     raise ValueError(f"no limit {limit!r}")
 
 
@@ -63,12 +69,17 @@ class Verdict:
 
     def notes(self) -> list[str]:
         """Everything worth telling beside the cause: addresses tried, output cut, processes left."""
-        notes = [text for text in self.forbidden if not self.cause.endswith(text)]
+        notes = [text for text in self.forbidden if text not in self.cause]
         if self.outputCut:
-            notes.append(f"output cut at {formatSize(self.outputCut)}")
+            notes.append(_("output cut at {size}").format(size=formatSize(self.outputCut)))
         if self.leftovers:
-            plural = "es" if self.leftovers != 1 else ""
-            notes.append(f"left {self.leftovers} process{plural} running after it exited (killed)")
+            notes.append(
+                ngettext(
+                    "left {n} process running after it exited (killed)",
+                    "left {n} processes running after it exited (killed)",
+                    self.leftovers,
+                ).format(n=self.leftovers)
+            )
         return notes
 
     def summary(self) -> str:

@@ -17,6 +17,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.python.failure import Failure
 
+from velhanet.i18n import _
 from velhanet.socha.adminprotocol import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -27,10 +28,11 @@ from velhanet.socha.adminprotocol import (
     Command,
 )
 from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
+from velhanet.startup import ArgumentParser
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="socha-admin",
         description="Administer a Software-Challenge server (twistd socha-server, or the official one): "
         "prepare a game with reservations, observe a room, pause, resume, step or cancel it.",
@@ -102,11 +104,11 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
         sub.add_argument("room", metavar="ROOM", help="the room id (as prepare printed it)")
     arguments = parser.parse_args(argv)
     if not arguments.password:
-        parser.error(f"--password is required (or set ${PASSWORD_VARIABLE})")
+        parser.error(_("--password is required (or set ${variable})").format(variable=PASSWORD_VARIABLE))
     if arguments.command == "prepare" and len(arguments.name) != 2:
-        parser.error(f"prepare needs exactly two --name, not {len(arguments.name)}")
+        parser.error(_("prepare needs exactly two --name, not {count}").format(count=len(arguments.name)))
     if arguments.command == "prepare" and arguments.seed is not None and not 0 <= arguments.seed < 10**18:
-        parser.error(f"--seed must be a number from 0 to 10**18 - 1, not {arguments.seed}")
+        parser.error(_("--seed must be a number from 0 to 10**18 - 1, not {seed}").format(seed=arguments.seed))
     return arguments
 
 
@@ -146,7 +148,13 @@ def run(reactor: object, arguments: argparse.Namespace) -> Deferred[None]:
     endpoint = TCP4ClientEndpoint(reactor, arguments.host, arguments.port, timeout=10)
 
     def unreachable(failure: Failure) -> Failure:
-        return Failure(AdminError(f"cannot reach the server at {where}: {failure.getErrorMessage()}"))
+        return Failure(
+            AdminError(
+                _("cannot reach the server at {address}: {error}").format(
+                    address=where, error=failure.getErrorMessage()
+                )
+            )
+        )
 
     def exitOnError(failure: Failure) -> None:
         failure.trap(AdminError)

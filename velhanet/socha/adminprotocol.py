@@ -38,6 +38,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.protocol import Protocol
 from twisted.python.failure import Failure
 
+from velhanet.i18n import N_, _
 from velhanet.socha.games import DEFAULT_GAME
 from velhanet.socha.wire import XmlError, XmlStreamReader, render, tag
 
@@ -47,6 +48,8 @@ DEFAULT_TIMEOUT = 30.0
 PASSWORD_VARIABLE = "SOCHA_ADMIN_PASSWORD"
 TEAMS = ("ONE", "TWO")
 ROOM_COMMANDS = ("observe", "pause", "resume", "step", "cancel")
+CONFIRMATIONS = {"step": N_("no move"), "cancel": N_("no end of the game")}
+"""What did not come when a room command's confirmation is overdue (else "no confirmation")."""
 
 
 class AdminError(Exception):
@@ -112,15 +115,16 @@ class RoomReport:
             return None
         turn = int(state.get("turn", "0"))
         if turn == 0:
-            return "the game starts"
+            return _("the game starts")
         start = state.get("startTeam", "ONE")
         other = TEAMS[1 - TEAMS.index(start)] if start in TEAMS else start
         mover = start if turn % 2 == 1 else other
-        return f"move {turn} by {self.player(mover)}: {describeMove(state.find('lastMove'))}"
+        return _("move {turn} by {player}: {move}").format(
+            turn=turn, player=self.player(mover), move=describeMove(state.find("lastMove"))
+        )
 
-    def result(self, data: Element) -> list[str]:
-        """The winner and why, then each player's score parts (named by the result's definition)."""
-        fragments = [fragment.get("name", "?") for fragment in data.findall("definition/fragment")]
+    def verdict(self, data: Element) -> str:
+        """The result in a sentence: ``ONE wins: reason`` (the reason as the server sent it); learns the names."""
         entries = data.findall("scores/entry")
         for entry in entries:
             player = entry.find("player")
@@ -131,10 +135,18 @@ class RoomReport:
         reason = oneLine(winner.get("reason", "")) if winner is not None else ""
         regular = winner is not None and winner.get("regular", "true") == "true"
         if team is not None:
-            verdict = f"{self.player(team)} wins" + ("" if regular else " (irregular end)")
+            verdict = (_("{player} wins") if regular else _("{player} wins (irregular end)")).format(
+                player=self.player(team)
+            )
         else:
-            verdict = "draw" if regular else "no winner"
-        lines = [f"result: {verdict}: {reason}" if reason else f"result: {verdict}"]
+            verdict = _("draw") if regular else _("no winner")
+        return _("{verdict}: {reason}").format(verdict=verdict, reason=reason) if reason else verdict
+
+    def result(self, data: Element) -> list[str]:
+        """The winner and why, then each player's score parts (named by the result's definition)."""
+        fragments = [fragment.get("name", "?") for fragment in data.findall("definition/fragment")]
+        entries = data.findall("scores/entry")
+        lines = [_("result: {verdict}").format(verdict=self.verdict(data))]
         for entry in entries:
             player = entry.find("player")
             label = self.player(player.get("team", "?")) if player is not None else "?"
@@ -152,21 +164,21 @@ class RoomReport:
         if kind == "result":
             return self.result(data)
         if kind == "paused":
-            return ["paused" if data.get("paused") == "true" else "resumed"]
+            return [_("paused") if data.get("paused") == "true" else _("resumed")]
         if kind == "error":
-            return [f"invalid move: {oneLine(data.get('message', ''))}"]
+            return [_("invalid move: {message}").format(message=oneLine(data.get("message", "")))]
         return [f"{kind}: {oneLine(render(data, 0))}"]
 
 
 def describeMove(lastMove: Element | None) -> str:
     """A move as a person reads it: ``(0, 3) DOWN_RIGHT`` (Piranhas), ``place (7, 7)``, ``pass``."""
     if lastMove is None:
-        return "pass"
+        return _("pass")
     origin, direction, place = lastMove.find("from"), lastMove.findtext("direction"), lastMove.find("place")
     if origin is not None and direction:
         return f"({origin.get('x')}, {origin.get('y')}) {direction.strip()}"
     if place is not None:
-        return f"place ({place.get('x')}, {place.get('y')})"
+        return _("place ({x}, {y})").format(x=place.get("x"), y=place.get("y"))
     return oneLine("".join(render(child, 0) for child in lastMove))
 
 
@@ -210,7 +222,7 @@ class AdminProtocol(Protocol):
     def connectionMade(self) -> None:
         authenticate = tag("authenticate", {"password": self.password})
         self._write([authenticate, *self.command.requests()], prefix="<protocol>")
-        self._awaitAnswer(f"no answer to <{self.command.name}>")
+        self._awaitAnswer(_("no answer to <{request}>").format(request=self.command.name))
 
     def _write(self, requests: list[Element], prefix: str = "") -> None:
         text = prefix + "".join(render(request) for request in requests) + "\n"
@@ -232,8 +244,11 @@ class AdminProtocol(Protocol):
 
     def _noAnswer(self, what: str) -> None:
         self._timer = None
-        hint = " (a room still waiting for its players ignores step)" if self.command.name == "step" else ""
-        self.finish(AdminError(f"{what} within {self.timeout:g} s{hint}"))
+        if self.command.name == "step":
+            text = _("{what} within {seconds:g} s (a room still waiting for its players ignores step)")
+        else:
+            text = _("{what} within {seconds:g} s")
+        self.finish(AdminError(text.format(what=what, seconds=self.timeout)))
 
     def finish(self, error: AdminError | None = None) -> None:
         """The command is done (or failed): say goodbye and close; ``done`` fires when closed."""
@@ -251,7 +266,7 @@ class AdminProtocol(Protocol):
         try:
             messages = self.reader.feed(data)
         except XmlError as error:
-            self.finish(AdminError(f"the server sent bad XML: {error}"))
+            self.finish(AdminError(_("the server sent bad XML: {error}").format(error=error)))
             return
         for message in messages:
             if self._finished:
@@ -269,7 +284,7 @@ class AdminProtocol(Protocol):
         elif kind == "observed" and message.get("roomId") == self.roomId:
             self._observed()
         elif kind == "joinedGameRoom" and message.get("roomId") == self.roomId and self.watching:
-            self.say(f"a player joined ({message.get('playerCount', '?')} of 2)")
+            self.say(_("a player joined ({count} of 2)").format(count=message.get("playerCount", "?")))
         elif kind == "room" and message.get("roomId") == self.roomId:
             data = message.find("data")
             if data is not None:
@@ -282,22 +297,25 @@ class AdminProtocol(Protocol):
         request = original.get("class", "?") if original is not None else "?"
         text = oneLine(message.get("message", ""))
         if request == "authenticate":
-            self.finish(AdminError(f"authentication failed: {text}"))
+            self.finish(AdminError(_("authentication failed: {reason}").format(reason=text)))
         else:  # the refusal of an <observe> sent before pause, step or cancel is theirs
-            self.finish(AdminError(f"{self.command.name} refused: {text}"))
+            self.finish(AdminError(_("{command} refused: {reason}").format(command=self.command.name, reason=text)))
 
     def _prepared(self, message: Element) -> None:
         self.roomId = message.get("roomId", "")
         codes = [reservation.text or "" for reservation in message.findall("reservation")]
-        self.say(f"room {self.roomId}")
+        self.say(_("room {room}").format(room=self.roomId))
         for index, code in enumerate(codes):
             team = TEAMS[index] if index < len(TEAMS) else str(index + 1)
             name = self.command.names[index] if index < len(self.command.names) else ""
             self.report.names[team] = name
-            self.say(f"reservation for {name} ({team}): {code}" if name else f"reservation for {team}: {code}")
+            if name:
+                self.say(_("reservation for {name} ({team}): {code}").format(name=name, team=team, code=code))
+            else:
+                self.say(_("reservation for {team}: {code}").format(team=team, code=code))
         if self.command.observe:
             self._write([tag("observe", {"roomId": self.roomId})])
-            self._awaitAnswer("no answer to <observe>")
+            self._awaitAnswer(_("no answer to <{request}>").format(request="observe"))
         else:
             self.finish()
 
@@ -306,9 +324,10 @@ class AdminProtocol(Protocol):
         if name in ("observe", "prepare"):
             self._disarm()
             self.watching = True
-            self.say(f"observing room {self.roomId}")
+            self.say(_("observing room {room}").format(room=self.roomId))
         else:
-            self._awaitAnswer({"step": "no move", "cancel": "no end of the game"}.get(name, "no confirmation"))
+            overdue = CONFIRMATIONS.get(name)
+            self._awaitAnswer(_(overdue) if overdue else _("no confirmation"))
 
     def _roomData(self, data: Element) -> None:
         lines = self.report.packet(data)
@@ -318,14 +337,15 @@ class AdminProtocol(Protocol):
                 self.say(line)
         elif name in ("pause", "resume"):
             if kind == "paused":
-                self.say(f"room {self.roomId} {lines[0]}")
+                paused = data.get("paused") == "true"
+                self.say((_("room {room} paused") if paused else _("room {room} resumed")).format(room=self.roomId))
                 self.finish()
         elif name == "cancel":
             if kind == "result":
                 for line in lines:
                     self.say(line)
         elif name == "step":
-            moved = kind == "memento" and lines != ["the game starts"]
+            moved = kind == "memento" and lines != [_("the game starts")]
             if moved or kind in ("result", "error"):
                 for line in lines:
                     self.say(line)
@@ -334,10 +354,10 @@ class AdminProtocol(Protocol):
 
     def _left(self) -> None:
         if self.command.name == "cancel":
-            self.say(f"room {self.roomId} cancelled")
+            self.say(_("room {room} cancelled").format(room=self.roomId))
             self.finish()
         elif self.watching:
-            self.say(f"room {self.roomId} is over")
+            self.say(_("room {room} is over").format(room=self.roomId))
             self.finish()
         elif self.command.name == "step":
             self.finish()  # the game ended (a step into a timeout): its result was printed
@@ -345,7 +365,7 @@ class AdminProtocol(Protocol):
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         self._disarm()
         if not self._finished:
-            self._finished, self._outcome = True, AdminError("the server closed the connection")
+            self._finished, self._outcome = True, AdminError(_("the server closed the connection"))
         if self._outcome is None:
             self.done.callback(None)
         else:

@@ -26,7 +26,9 @@ from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.interfaces import IReactorTime
 
+from velhanet.i18n import _
 from velhanet.socha.player import BotPlayer
+from velhanet.startup import ArgumentParser
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 13050
@@ -53,13 +55,17 @@ class ExamplePlayer(BotPlayer):
         data = message.find("data")
         kind = message.tag if data is None else data.get("class")
         if kind == "joined":
-            say(f"joined room {self.roomId}")
+            say(_("joined room {room}").format(room=self.roomId))
         elif kind == "welcomeMessage":
-            say(f"playing team {self.team}")
+            say(_("playing team {team}").format(team=self.team))
         elif kind == "result" and data is not None:
-            say(f"game over: {outcomeFor(self.team, data.find('winner'))}")
+            say(_("game over: {outcome}").format(outcome=outcomeFor(self.team, data.find("winner"))))
         elif kind == "errorpacket":
-            say(f"the server refused <{self.refusedRequest(message)}>: {message.get('message', '')}")
+            say(
+                _("the server refused <{request}>: {reason}").format(
+                    request=self.refusedRequest(message), reason=message.get("message", "")
+                )
+            )
             if not self.roomId:  # the join itself was refused (an unknown reservation code): nothing to wait for
                 self.refused = True
                 self.transport.loseConnection()  # type: ignore[union-attr]
@@ -76,11 +82,13 @@ class ExamplePlayer(BotPlayer):
 def outcomeFor(team: str, winner: Element | None) -> str:
     """``won``, ``lost``, ``a draw`` or ``no winner`` (a cancelled game), with the server's reason."""
     if winner is None:
-        return "no winner"
+        return _("no winner")
     reason, winning = winner.get("reason", ""), winner.get("team")
     if winning is not None:
-        return f"{'won' if winning == team else 'lost'} ({reason})"
-    return f"{'a draw' if winner.get('regular') == 'true' else 'no winner'} ({reason})"
+        outcome = _("won") if winning == team else _("lost")
+    else:
+        outcome = _("a draw") if winner.get("regular") == "true" else _("no winner")
+    return _("{outcome} ({reason})").format(outcome=outcome, reason=reason)
 
 
 def say(text: str) -> None:
@@ -88,7 +96,7 @@ def say(text: str) -> None:
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m velhanet.socha.example",
         description="Play one game of Piranhas (swc_2026_piranhas) on a Software-Challenge server, "
         "choosing random legal moves.",
@@ -125,13 +133,16 @@ async def play(reactor: object, arguments: argparse.Namespace) -> int:
     try:
         await connectProtocol(endpoint, player)
     except Exception as error:  # a refused or timed-out connection: say so, do not print a traceback
-        print(f"cannot connect to {arguments.host}:{arguments.port}: {error}", file=sys.stderr)
+        print(
+            _("cannot connect to {host}:{port}: {error}").format(host=arguments.host, port=arguments.port, error=error),
+            file=sys.stderr,
+        )
         return 1
     await player.done
     if player.refused:
         return 1
     if not player.left:
-        print("the server closed the connection before the game was over", file=sys.stderr)
+        print(_("the server closed the connection before the game was over"), file=sys.stderr)
         return 1
     return 0
 

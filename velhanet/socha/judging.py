@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element
 
+from velhanet.i18n import _
 from velhanet.sandbox.verdict import Verdict
 from velhanet.socha.adminprotocol import TEAMS
 from velhanet.socha.matchstats import GameResult, otherTeam, sides
@@ -95,22 +96,28 @@ def judge(
     if len(broke) == 1:
         ((loser, cause),) = broke
         result.winner, result.lossKind = 1 - loser, "limit"
-        result.reason = f"p{loser + 1} {cause} (move {ending.brokeAt.get(loser, result.moves)})"
+        result.reason = _("p{player} {cause} (move {move})").format(
+            player=loser + 1, cause=cause, move=ending.brokeAt.get(loser, result.moves)
+        )
         return result
     if len(broke) == 2:
         result.void, result.lossKind = True, "void"
-        result.reason = "both players broke a limit: " + "; ".join(f"p{p + 1} {cause}" for p, cause in broke)
+        causes = "; ".join(f"p{p + 1} {cause}" for p, cause in broke)
+        result.reason = _("both players broke a limit: {causes}").format(causes=causes)
         return result
     crashed = set(ending.crashed)
     if len(crashed) == 1:
         loser = ending.crashed[0]
         result.winner, result.lossKind = 1 - loser, "crash"
-        result.reason = f"p{loser + 1} exited with status {programs[loser].status} before the game ended"
+        result.reason = _("p{player} exited with status {status} before the game ended").format(
+            player=loser + 1, status=programs[loser].status
+        )
         return result
     if len(crashed) == 2:
-        statuses = " and ".join(str(program.status) for program in programs)
         result.void, result.lossKind = True, "void"
-        result.reason = f"both players exited before the game ended (status {statuses})"
+        result.reason = _("both players exited before the game ended (status {first} and {second})").format(
+            first=programs[0].status, second=programs[1].status
+        )
         return result
     winner = seen.result.find("winner") if seen.result is not None else None
     reason = " ".join((winner.get("reason", "") if winner is not None else "").split())
@@ -126,23 +133,29 @@ def judge(
         stuck = [player for player in (0, 1) if programs[player].stoppedByVelhanet]
         if seen.joined == 1 and len(stuck) == 1:
             result.winner, result.lossKind = 1 - stuck[0], "no-join"
-            result.reason = f"p{stuck[0] + 1} did not join within {limits.joinTimeout:g} s"
+            result.reason = _("p{player} did not join within {seconds:g} s").format(
+                player=stuck[0] + 1, seconds=limits.joinTimeout
+            )
         else:
-            result.void, result.lossKind, result.reason = True, "no-join", "no player joined in time"
+            result.void, result.lossKind, result.reason = True, "no-join", _("no player joined in time")
     elif ending.crashed or seen.result is None:
-        result.void, result.lossKind, result.reason = True, "void", reason or "no result"
+        result.void, result.lossKind, result.reason = True, "void", reason or _("no result")
     elif team in TEAMS:
         result.winner = order[TEAMS.index(team)]
         if seen.errors:
             result.lossKind, result.reason = "rule", seen.errors[-1]
         elif reason.endswith(LEFT_THE_GAME):  # it closed its connection in mid-game: crashed, to its author
             result.lossKind = "crash"
-            result.reason = f"p{1 - result.winner + 1} closed its connection before the game ended ({reason})"
+            result.reason = _("p{player} closed its connection before the game ended ({reason})").format(
+                player=1 - result.winner + 1, reason=reason
+            )
         else:
             lowered = reason.lower()
             result.lossKind = "time" if any(w in lowered for w in ("zeit", "time", "sekunden")) else "irregular"
     else:  # cancelled by us at the game deadline: the player to move loses
         loser = order[TEAMS.index(seen.teamToMove())]
         result.winner, result.lossKind = 1 - loser, "deadline"
-        result.reason = f"p{loser + 1} did not move within the game deadline ({limits.gameTimeout:g} s)"
+        result.reason = _("p{player} did not move within the game deadline ({seconds:g} s)").format(
+            player=loser + 1, seconds=limits.gameTimeout
+        )
     return result

@@ -24,6 +24,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from velhanet.clientlimits import AddressBuckets
+from velhanet.i18n import _
 from velhanet.socha.games import DEFAULT_GAME, GAME_TYPES
 from velhanet.socha.room import Participant, Room, RoomCore, openRoom
 from velhanet.socha.wire import MAX_DEPTH, MAX_ELEMENTS, MAX_MESSAGE, tag
@@ -244,7 +245,7 @@ class Lobby:
             return
         self.wrongPasswords.fail(client.host)
         client.wrongPasswords += 1
-        self.log.warn("wrong administrator password from {peer}", peer=client.peer)
+        self.log.warn(_("wrong administrator password from {peer}"), peer=client.peer)
         if client.wrongPasswords >= self.limits.wrongPasswords:
             client.closeAfter(f"wrong password ({client.wrongPasswords} on this connection)", message)
         else:

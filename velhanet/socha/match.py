@@ -37,6 +37,7 @@ from typing import Any
 
 from twisted.internet.defer import DeferredList, ensureDeferred
 
+from velhanet.i18n import _
 from velhanet.sandbox import Sandbox, SandboxUnavailable, settingsFrom
 from velhanet.sandbox.userns import enterUserNamespace
 from velhanet.socha.adminprotocol import AdminError
@@ -104,7 +105,10 @@ class Match:
             try:
                 result, packets = await self.play(game)
             except Exception as error:  # AdminError, or the server cannot be reached: this game is void
-                reason = f"admin: {error}" if isinstance(error, AdminError) else f"server unreachable: {error}"
+                if isinstance(error, AdminError):
+                    reason = _("admin: {error}").format(error=error)
+                else:
+                    reason = _("server unreachable: {error}").format(error=error)
                 result = GameResult(game, sides(game)[0], void=True, reason=reason, lossKind="void")
             if not (self.stopping and result.lossKind == "cancelled"):  # else interrupted by Ctrl-C: not a game
                 self.results.append(result)
@@ -133,11 +137,20 @@ class Match:
         elapsed = time.monotonic() - self.begun
         done = len(self.results)
         left = elapsed / done * (self.settings.games - done) if done else 0.0
-        line = (
-            f"\rgames {done}/{self.settings.games}  p1 {stats.wins}-{stats.losses}-{stats.draws}"
-            f"  score {stats.score:.3f}  elapsed {elapsed:.0f} s  left ~{left:.0f} s  "
+        line = _(
+            "games {done}/{games}  p1 {wins}-{losses}-{draws}  score {score:.3f}"
+            "  elapsed {elapsed:.0f} s  left ~{left:.0f} s"
+        ).format(
+            done=done,
+            games=self.settings.games,
+            wins=stats.wins,
+            losses=stats.losses,
+            draws=stats.draws,
+            score=stats.score,
+            elapsed=elapsed,
+            left=left,
         )
-        print(line, end="", file=sys.stderr, flush=True)
+        print(f"\r{line}  ", end="", file=sys.stderr, flush=True)
 
 
 async def run(reactor: Any, arguments: argparse.Namespace) -> None:
@@ -168,7 +181,7 @@ async def run(reactor: Any, arguments: argparse.Namespace) -> None:
     def ended(verdict: object) -> None:
         if not match.finished:
             assert server is not None
-            serverGone.append(f"socha-match: the server {server.exitedSaying()}")
+            serverGone.append(_("socha-match: the server {ended}").format(ended=server.exitedSaying()))
             match.interrupt()
 
     if server is not None:
@@ -185,7 +198,11 @@ async def run(reactor: Any, arguments: argparse.Namespace) -> None:
     match.writeSummary(interrupted or bool(serverGone))
     if match.logDir is not None:
         where = shlex.quote(str(match.logDir))
-        print(f"logs and summary.json in {where}; step through the games: twistd -n socha-replay --web 8080 {where}")
+        print(
+            _(
+                "logs and summary.json in {where}; step through the games: twistd -n socha-replay --web 8080 {where}"
+            ).format(where=where)
+        )
     if serverGone:
         print(serverGone[0], file=sys.stderr)
         raise SystemExit(1)

@@ -26,6 +26,7 @@ from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.python.failure import Failure
 
+from velhanet.i18n import _
 from velhanet.sandbox import Sandbox
 from velhanet.sandbox.program import SandboxedProgram, spawn
 from velhanet.socha.adminprotocol import AdminError, AdminProtocol, Command
@@ -77,7 +78,7 @@ class ObservingAdmin(AdminProtocol):
     def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         super().connectionLost(reason)
         if not self.reserved.called:
-            self.reserved.errback(AdminError("the server prepared no room"))
+            self.reserved.errback(AdminError(_("the server prepared no room")))
 
     @property
     def started(self) -> bool:
@@ -175,7 +176,7 @@ async def playGame(
             if log is not None:
                 log.close()
             started[player] = SandboxedProgram.notStarted(reactor, 127)
-            print(f"\ncannot start p{player + 1}: {error}", file=sys.stderr)
+            print("\n" + _("cannot start p{player}: {error}").format(player=player + 1, error=error), file=sys.stderr)
     players = [process for process in started if process is not None]
     for player, process in enumerate(players):
         process.ended.addCallback(exited, player)

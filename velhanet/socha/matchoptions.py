@@ -10,12 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from velhanet import i18n
+from velhanet.i18n import _
 from velhanet.sandbox import addSandboxArguments
 from velhanet.sandbox.jail import programFolder
+from velhanet.startup import ArgumentParser
 
 
 def matchParser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="socha-match",
         description="Play games between two Software-Challenge player programs and say which is stronger. "
         "Placeholders in the commands: {host}, {port}, {reservation}, {seed}.",
@@ -88,11 +91,11 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     parser = matchParser()
     arguments = parser.parse_args(argv)
     if arguments.server and not arguments.password:
-        parser.error("--server needs --password")
+        parser.error(_("--server needs --password"))
     if arguments.server and arguments.web:
-        parser.error("--web is for the server socha-match starts; a --server has its own")
+        parser.error(_("--web is for the server socha-match starts; a --server has its own"))
     if not 0 <= arguments.seed < 10**17:
-        parser.error(f"--seed must be a number from 0 to 10**17 - 1, not {arguments.seed}")
+        parser.error(_("--seed must be a number from 0 to 10**17 - 1, not {seed}").format(seed=arguments.seed))
     return arguments
 
 
@@ -101,7 +104,7 @@ def serverCommand(arguments: argparse.Namespace, port: int, password: str) -> li
     twistd = "from twisted.scripts.twistd import run; run()"
     listen = f"tcp:{port}:interface=127.0.0.1"
     argv = [sys.executable, "-c", twistd, "-n", "--pidfile=", "-l", "-", "socha-server", "--listen", listen]
-    argv += ["--password", password]
+    argv += ["--password", password, "--language", i18n.current().code]  # its server.log speaks the match's
     if arguments.no_timeout:
         argv.append("--no-timeout")
     if arguments.web:

@@ -17,6 +17,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
 
+from velhanet.i18n import _
 from velhanet.listening import freePort
 from velhanet.sandbox import Sandbox
 from velhanet.sandbox.limits import GIB, ProgramLimits, SandboxSettings
@@ -34,7 +35,7 @@ OWN_SERVER = Sandbox.forCommand(SandboxSettings("off", ProgramLimits(output=4 * 
 async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str, int, str, SandboxedProgram | None]:
     """(host, port, admin password, the server program or None for a ``--server``)."""
     if arguments.server:
-        host, _, port = arguments.server.rpartition(":")
+        host, _colon, port = arguments.server.rpartition(":")
         return host or "127.0.0.1", int(port), arguments.password, None
     port = freePort()
     password = secrets.token_hex(8)
@@ -43,9 +44,9 @@ async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str,
         logDir.mkdir(parents=True, exist_ok=True)
     log = open(logDir / "server.log", "wb") if logDir else None  # noqa: SIM115 (the program closes it)
     server = spawn(OWN_SERVER, reactor, serverCommand(arguments, port, password), output=log)
-    for _ in range(int(LISTEN_WAIT / LISTEN_TRY)):
+    for _try in range(int(LISTEN_WAIT / LISTEN_TRY)):
         if server.verdict is not None:
-            raise AdminError(f"the server {server.exitedSaying()}")
+            raise AdminError(_("the server {ended}").format(ended=server.exitedSaying()))
         try:
             listening = await TCP4ClientEndpoint(reactor, "127.0.0.1", port, timeout=1).connect(
                 Factory.forProtocol(Protocol)
@@ -55,4 +56,4 @@ async def startServer(reactor: Any, arguments: argparse.Namespace) -> tuple[str,
         except Exception:
             await deferLater(reactor, LISTEN_TRY, lambda: None)
     server.stop()
-    raise AdminError(f"the server did not listen within {LISTEN_WAIT:g} s")
+    raise AdminError(_("the server did not listen within {seconds:g} s").format(seconds=LISTEN_WAIT))

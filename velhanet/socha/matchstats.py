@@ -26,6 +26,8 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from velhanet.i18n import N_, _, ngettext
+
 Z95 = 1.959963984540054
 """The 97.5 % quantile of the standard normal distribution: a two-sided 95 % interval."""
 
@@ -110,23 +112,49 @@ class MatchStats:
         low, high = self.interval
         return low > 0.5 or high < 0.5
 
-    def verdict(self, first: str = "player 1", second: str = "player 2") -> str:
-        if self.games == 0:
-            return "no game was played"
+    def verdict(self, first: str | None = None, second: str | None = None) -> str:
+        """One sentence: which player is stronger, if the games say so (the players are "player 1" and "player 2"
+        unless named)."""
+        first, second = first or _("player 1"), second or _("player 2")
+        n = self.games
+        if n == 0:
+            return _("no game was played")
         if not self.significant:
-            return f"no significant difference after {self.games} games (95 % interval contains 0.5)"
+            return ngettext(
+                "no significant difference after {n} game (0.5 lies in the interval at 95 %)",
+                "no significant difference after {n} games (0.5 lies in the interval at 95 %)",
+                n,
+            ).format(n=n)
         better, worse = (first, second) if self.score > 0.5 else (second, first)
-        return f"{better} is significantly stronger than {worse} (95 %, {self.games} games)"
+        return ngettext(
+            "{better} is significantly stronger than {worse} (95 %, {n} game)",
+            "{better} is significantly stronger than {worse} (95 %, {n} games)",
+            n,
+        ).format(better=better, worse=worse, n=n)
 
-    def lines(self, first: str = "player 1", second: str = "player 2") -> list[str]:
+    def lines(self, first: str | None = None, second: str | None = None) -> list[str]:
         """The summary a person reads, cutechess style."""
+        first, second = first or _("player 1"), second or _("player 2")
         low, high = self.interval
         return [
-            f"Score of {first} vs {second}: {self.wins} - {self.losses} - {self.draws}"
-            f"  [{self.score:.3f}] {self.games}",
-            f"Score: {self.score:.3f} ± {self.scoreMargin:.3f} (95 % interval {max(low, 0):.3f} .. {min(high, 1):.3f})",
-            f"Elo difference: {formatElo(self.elo)} +/- {formatElo(self.eloMargin, sign=False)}, "
-            f"LOS: {100 * self.los:.1f} %, DrawRatio: {100 * self.draws / max(self.games, 1):.1f} %",
+            _("Score of {first} vs {second}: {wins} - {losses} - {draws}  [{score:.3f}] {games}").format(
+                first=first,
+                second=second,
+                wins=self.wins,
+                losses=self.losses,
+                draws=self.draws,
+                score=self.score,
+                games=self.games,
+            ),
+            _("Score: {score:.3f} ± {margin:.3f} (interval at 95 %: {low:.3f} .. {high:.3f})").format(
+                score=self.score, margin=self.scoreMargin, low=max(low, 0), high=min(high, 1)
+            ),
+            _("Elo difference: {elo} +/- {margin}, LOS: {los:.1f} %, DrawRatio: {draws:.1f} %").format(
+                elo=formatElo(self.elo),
+                margin=formatElo(self.eloMargin, sign=False),
+                los=100 * self.los,
+                draws=100 * self.draws / max(self.games, 1),
+            ),
             self.verdict(first, second),
         ]
 
@@ -270,29 +298,66 @@ def _wld(results: list[GameResult], player: int) -> list[int]:
     return [wins, losses, len(results) - wins - losses]
 
 
+LOSS_KINDS = {
+    "time": N_("time"),
+    "rule": N_("rule"),
+    "limit": N_("limit"),
+    "crash": N_("crash"),
+    "no-join": N_("no-join"),
+    "deadline": N_("deadline"),
+    "irregular": N_("irregular"),
+}
+"""A ``lossKind`` as the report names it (``summary.json`` keeps the kind itself)."""
+
+
 def report(data: dict[str, Any], results: list[GameResult]) -> list[str]:
+    """What ``socha-match`` prints at the end: the match's numbers, each player's, the void games."""
     stats = statsOf(results)
     lines = ["", *stats.lines("p1", "p2")]
     for index, player in enumerate(data["players"]):
         one, two = player["as_team_one"], player["as_team_two"]
         lines.append(f"p{index + 1} ({player['command']}):")
-        lines.append(f"  W/L/D starting (ONE) {one[0]}/{one[1]}/{one[2]}, second (TWO) {two[0]}/{two[1]}/{two[2]}")
-        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(player["irregular_losses"].items())) or "none"
-        lines.append(f"  irregular losses: {kinds}")
-        lines.extend(f"    reason: {reason}" for reason in player["loss_reasons"])
-        lines.extend(f"  sandbox: {note}" for note in player.get("sandbox_notes", []))
+        lines.append(
+            _("  W/L/D starting (ONE) {one}, second (TWO) {two}").format(
+                one="/".join(map(str, one)), two="/".join(map(str, two))
+            )
+        )
+        kinds = ", ".join(
+            f"{n} {_(LOSS_KINDS[kind]) if kind in LOSS_KINDS else kind}"
+            for kind, n in sorted(player["irregular_losses"].items())
+        )
+        lines.append(_("  irregular losses: {kinds}").format(kinds=kinds or _("none")))
+        lines.extend(_("    reason: {reason}").format(reason=reason) for reason in player["loss_reasons"])
+        lines.extend(_("  sandbox: {note}").format(note=note) for note in player.get("sandbox_notes", []))
         if player["average_answer_s"] is not None:
             average, worst = player["average_answer_s"] * 1000, player["worst_answer_s"] * 1000
-            lines.append(f"  answer time: average {average:.1f} ms, worst {worst:.1f} ms (as seen by an observer)")
+            lines.append(
+                _("  answer time: average {average:.1f} ms, worst {worst:.1f} ms (as seen by an observer)").format(
+                    average=average, worst=worst
+                )
+            )
     same, different = data["position_pairs"]["same"], data["position_pairs"]["different"]
     if different:
         lines.append(
-            f"start positions: {different} of {same + different} pairs of games had different ones "
-            "(the server ignores <prepare seed>: sides were swapped, positions were not)"
+            ngettext(
+                "start positions: {different} of {pairs} pair of games had different ones "
+                "(the server ignores <prepare seed>: sides were swapped, positions were not)",
+                "start positions: {different} of {pairs} pairs of games had different ones "
+                "(the server ignores <prepare seed>: sides were swapped, positions were not)",
+                same + different,
+            ).format(different=different, pairs=same + different)
         )
     elif same:
-        lines.append(f"start positions: each of {same} played from both sides")
-    lines.extend(f"game {void['game']} void: {void['reason']}" for void in data["void_games"])
+        lines.append(_("start positions: each of {same} played from both sides").format(same=same))
+    lines.extend(
+        _("game {game} void: {reason}").format(game=void["game"], reason=void["reason"]) for void in data["void_games"]
+    )
     if data["interrupted"]:
-        lines.append(f"interrupted: {data['games_played']} of {data['games_requested']} games")
+        lines.append(
+            ngettext(
+                "interrupted: {played} of {requested} game",
+                "interrupted: {played} of {requested} games",
+                data["games_requested"],
+            ).format(played=data["games_played"], requested=data["games_requested"])
+        )
     return lines

@@ -18,6 +18,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from velhanet.i18n import _
 from velhanet.sendnow import noDelay, writerFor
 from velhanet.socha.lobby import ADMIN_REQUESTS, JOIN_REQUESTS, Lobby, RoomEntry, SochaLimits
 from velhanet.socha.wire import XmlError, XmlStreamReader, errorPacket, render, tag
@@ -119,13 +120,13 @@ class SochaProtocol(Protocol):
         if self._writesPaused:
             self._unsent += len(raw)
             if self._unsent > self.limits.maxUnsent:
-                self._drop(f"it has not read {self._unsent} bytes written to it")
+                self._drop(_("it has not read {count} bytes written to it").format(count=self._unsent))
                 return
         self._write(raw)
 
     def _drop(self, why: str) -> None:
         """Abort a connection that does not read: a clean close would wait for it forever."""
-        self.log.warn("dropping {peer}: {why}", peer=self.peer, why=why)
+        self.log.warn(_("dropping {peer}: {why}"), peer=self.peer, why=why)
         self.closing = True
         self._leaveGame()
         self.lobby.forget(self)
@@ -143,7 +144,7 @@ class SochaProtocol(Protocol):
 
     def closeAfter(self, message: str, original: Element | None) -> None:
         """An errorpacket, and the end of this connection (and of its game, which it leaves)."""
-        self.log.info("closing {peer}: {why}", peer=self.peer, why=message)
+        self.log.info(_("closing {peer}: {why}"), peer=self.peer, why=message)
         self.error(message, original)
         self._leaveGame()
         self.closing = True
@@ -202,7 +203,7 @@ class SochaProtocol(Protocol):
 
     def _badXml(self, data: bytes, error: XmlError) -> None:
         self.factory.trace(IN, self.peer, data, f"XML error: {error}")
-        self.log.warn("bad XML from {peer}: {reason}", peer=self.peer, reason=str(error))
+        self.log.warn(_("bad XML from {peer}: {reason}"), peer=self.peer, reason=str(error))
         self.error(f"bad XML: {error}", None)
         self._leaveGame()
         self.closing = True
@@ -216,7 +217,7 @@ class SochaProtocol(Protocol):
         try:
             self.handle(message)
         except Exception:
-            self.log.failure("error handling <{tag}> from {peer}", tag=message.tag, peer=self.peer)
+            self.log.failure(_("error handling <{tag}> from {peer}"), tag=message.tag, peer=self.peer)
             self.error(f"internal error handling <{message.tag}>", message)
         self._errorsInRow = self._errorsInRow + 1 if self._erred else 0
         if self._errorsInRow > self.limits.errorsInRow and not self.closing:

@@ -23,6 +23,7 @@ from xml.etree.ElementTree import Element
 
 from velhanet.games.piranhas import Direction, PiranhaMove
 from velhanet.games.piranhasnotation import moveNotation
+from velhanet.i18n import _
 from velhanet.socha.adminprotocol import TEAMS, RoomReport, describeMove
 from velhanet.socha.games import stateFromMemento
 from velhanet.socha.wire import XmlError, XmlStreamReader
@@ -49,14 +50,15 @@ class ReplayedGame:
     positions: list[bytes] = field(default_factory=list)
     """The board before the first move, then after each move."""
     moves: list[str] = field(default_factory=list)
-    result: str = "no result in the log"
+    result: str = ""
+    """How it ended, as a person reads it (L{readLog} says when the log has no result)."""
     errors: list[str] = field(default_factory=list)
 
 
 def readLog(raw: bytes, name: str = "log") -> ReplayedGame:
     """Parse a log's bytes; raise L{LogError} when they hold no game to replay."""
     if len(raw) > MAX_LOG_BYTES:
-        raise LogError(f"{name}: {len(raw)} bytes, more than a game log holds")
+        raise LogError(_("{name}: {size} bytes, more than a game log holds").format(name=name, size=len(raw)))
     reader = XmlStreamReader()
     try:
         packets = reader.feed(raw)
@@ -74,12 +76,15 @@ def readLog(raw: bytes, name: str = "log") -> ReplayedGame:
         elif kind == "error":
             game.errors.append(" ".join(data.get("message", "").split()))
         elif kind == "result":
-            game.result = report.result(data)[0].removeprefix("result: ")
+            game.result = report.verdict(data)
             game.players = (report.names.get("ONE", "ONE"), report.names.get("TWO", "TWO"))
     if not game.positions:
-        raise LogError(f"{name}: no Piranhas position in it")
+        raise LogError(_("{name}: no Piranhas position in it").format(name=name))
     if not reader.closed:
-        raise IncompleteLog(f"{name}: no </protocol> at the end (still being written, or cut short)")
+        raise IncompleteLog(
+            _("{name}: no </protocol> at the end (still being written, or cut short)").format(name=name)
+        )
+    game.result = game.result or _("no result in the log")
     return game
 
 
@@ -87,7 +92,9 @@ def _memento(game: ReplayedGame, data: Element, name: str) -> None:
     try:
         state = stateFromMemento(data)
     except (ValueError, KeyError) as error:
-        raise LogError(f"{name}: memento of turn {len(game.positions)}: {error}") from None
+        raise LogError(
+            _("{name}: memento of turn {turn}: {error}").format(name=name, turn=len(game.positions), error=error)
+        ) from None
     element = data.find("state")
     if not game.positions and element is not None:
         game.startTeam = element.get("startTeam", "ONE")

@@ -22,6 +22,7 @@ from twisted.application.internet import TimerService
 from twisted.application.service import IService, MultiService
 from twisted.logger import Logger
 
+from velhanet.i18n import _, ngettext
 from velhanet.socha.replay import IncompleteLog, LogError, ReplayedGame, loadLog, moveSeconds
 from velhanet.startup import StartupReport
 from velhanet.tracing import orGlobalReactor
@@ -65,7 +66,7 @@ class ReplayLibrary:
             return 0
         if not S_ISREG(stat.st_mode):  # a FIFO or a device would block the reactor, or never end
             self.seen[file] = None
-            log.warn("not replayed: {file}: not a regular file", file=str(file))
+            log.warn(_("not replayed: {file}: not a regular file"), file=str(file))
             return 0
         stamp = (stat.st_mtime, stat.st_size)
         if known == stamp:
@@ -74,12 +75,12 @@ class ReplayLibrary:
             game = loadLog(file)
         except IncompleteLog as error:
             if known == ():  # said once: a log cut short for good would otherwise just never appear
-                log.info("not yet replayed: {reason}; shown once complete", reason=str(error))
+                log.info(_("not yet replayed: {reason}; shown once complete"), reason=str(error))
             self.seen[file] = stamp
             return 0
         except LogError as error:
             self.seen[file] = None
-            log.warn("not replayed: {reason}", reason=str(error))
+            log.warn(_("not replayed: {reason}"), reason=str(error))
             return 0
         self.seen[file] = None
         self._add(file, game, stat.st_mtime)
@@ -118,13 +119,17 @@ def makeService(options: Any, reactor: Any = None) -> IService:
     paths = [Path(path) for path in options["paths"]]
     for path in paths:
         if not path.exists():
-            report.cannotStart(f"no such file or directory: {path}")
+            report.cannotStart(_("no such file or directory: {path}").format(path=path))
     hub = GameHub(reactor)
     library = ReplayLibrary(hub, paths)
     library.scan()
     where = f"http://127.0.0.1:{options['web']}/" if options["web"].isdigit() else options["web"]
     log.info(
-        "{count} games to replay from {paths}; the site: {where}",
+        ngettext(
+            "{count} game to replay from {paths}; the site: {where}",
+            "{count} games to replay from {paths}; the site: {where}",
+            library.replayed,
+        ),
         count=library.replayed,
         paths=options["paths"],
         where=where,

@@ -6,6 +6,7 @@ from typing import Any
 
 from twisted.python import usage
 
+from velhanet.i18n import _
 from velhanet.socha.replayservice import makeService
 from velhanet.startup import ShortUsage
 
@@ -31,10 +32,10 @@ class Options(ShortUsage):
 
     def parseArgs(self, *paths: str) -> None:
         if not paths:
-            raise usage.UsageError("give at least one game log or directory of logs")
+            raise usage.UsageError(_("give at least one game log or directory of logs"))
         self["paths"] = list(paths)
 
     def postOptions(self) -> None:
         rescan: Any = self["rescan"]
         if rescan < 0:
-            raise usage.UsageError(f"--rescan must be 0 or more seconds, not {rescan:g}")
+            raise usage.UsageError(_("--rescan must be 0 or more seconds, not {rescan:g}").format(rescan=rescan))

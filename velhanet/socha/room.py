@@ -48,6 +48,7 @@ from velhanet.games.interfaces import IllegalMove
 from velhanet.games.kinarow import Place, squareName
 from velhanet.games.piranhas import TEAM_NAMES
 from velhanet.games.piranhasnotation import moveNotation
+from velhanet.i18n import _
 from velhanet.indexedmachine import indexed
 from velhanet.socha.games import GameEnd, GameType, HostedGame, KInARowGame, PiranhasGame
 from velhanet.socha.wire import LEFT_THE_GAME, RoomResult, echo, errorPacket, resultData, tag
@@ -179,9 +180,14 @@ class RoomCore:
         """Send the result and ``<left/>`` to all; free the room."""
         names = (self.slots[0].displayName, self.slots[1].displayName)
         self.toPlayers(resultData(self.gameType.fragments, names, TEAM_NAMES, verdict))
-        self.log.info("room {room}: {reason}", room=self.roomId, reason=verdict.reason)
-        winner = f"{self.slots[verdict.winner].name()} wins: " if verdict.winner is not None else ""
-        self.watched.ended(winner + verdict.reason)
+        self.log.info(_("room {room}: {reason}"), room=self.roomId, reason=verdict.reason)
+        if verdict.winner is not None:
+            ending = _("{player} wins: {reason}").format(
+                player=self.slots[verdict.winner].name(), reason=verdict.reason
+            )
+        else:
+            ending = verdict.reason
+        self.watched.ended(ending)
         self.leaveAll()
 
     def ended(self, end: GameEnd) -> None:

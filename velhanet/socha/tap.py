@@ -5,6 +5,7 @@ from __future__ import annotations
 from twisted.python import usage
 
 from velhanet.clientlimits import LimitOptions
+from velhanet.i18n import _
 from velhanet.socha.lobby import SochaLimits
 from velhanet.socha.service import makeService
 from velhanet.startup import ShortUsage
@@ -41,8 +42,7 @@ class Options(ShortUsage, LimitOptions):
             "time-scale",
             None,
             1.0,
-            "the move time limits (a soft 2 s and a hard 10 s) times FACTOR, for velhanet's own tests and "
-            "quick runs",
+            "the move time limits (a soft 2 s and a hard 10 s) times FACTOR, for velhanet's own tests and quick runs",
             float,
         ],
         WEB_OPTION,
@@ -51,4 +51,6 @@ class Options(ShortUsage, LimitOptions):
     def postOptions(self) -> None:
         super().postOptions()
         if self["time-scale"] <= 0:
-            raise usage.UsageError(f"--time-scale must be more than 0, not {self['time-scale']:g}")
+            raise usage.UsageError(
+                _("--time-scale must be more than 0, not {factor:g}").format(factor=self["time-scale"])
+            )

@@ -7,6 +7,7 @@ tells the user) and call the peer's commands (``invite``, ``answer``,
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from twisted.protocols.basic import LineReceiver
 
 from velhanet.bots.tictactoe import PerfectBot
 from velhanet.games.kinarow import KInARowState
+from velhanet.i18n import N_, _
 from velhanet.tracing import Tracer, arrow
 from velhanet.velha.room import placeToPosition
 
@@ -23,6 +25,26 @@ if TYPE_CHECKING:
     from velhanet.velha.peer import Peer
 
 SYMBOLS = ("X", "O")
+
+BOT_GAME_OVER = {
+    "won": N_("game won; series {a}-{b}"),
+    "lost": N_("game lost; series {a}-{b}"),
+    "draw": N_("game draw; series {a}-{b}"),
+}
+BOT_SERIES_OVER = {
+    "won": N_("series won {a}-{b}"),
+    "lost": N_("series lost {a}-{b}"),
+    "draw": N_("series draw {a}-{b}"),
+}
+"""The bot's log lines at the end of a game and of the series, by result (``series won 3-1``: tests look for it)."""
+GAME_OVER = {"won": N_("you won this game"), "lost": N_("you lost this game"), "draw": N_("this game is a draw")}
+SERIES_OVER = {
+    "won": N_("you won the series ({mine}-{theirs}). Back in the peer."),
+    "lost": N_("you lost the series ({mine}-{theirs}). Back in the peer."),
+    "draw": N_("the series is drawn ({mine}-{theirs}). Back in the peer."),
+}
+YES, NO = N_("yes"), N_("no")
+"""The answers to an invitation, in the console's language; the English ``yes``/``y``/``no``/``n`` always work."""
 
 
 def renderBoard(board: KInARowState) -> str:
@@ -68,47 +90,48 @@ class BotFrontEnd:
 
     # FrontEnd
     def peerOnline(self, nick: str, address: str) -> None:
-        self.log.info("{nick} is online ({address})", nick=nick, address=address)
+        self.log.info(_("{nick} is online ({address})"), nick=nick, address=address)
 
     def peerOffline(self, nick: str, why: str) -> None:
-        self.log.info("{nick} went offline: {why}", nick=nick, why=why)
+        self.log.info(_("{nick} went offline: {why}"), nick=nick, why=why)
 
     def invitationReceived(self, nick: str) -> None:
         if self.peer is not None:
             self.peer.answer(True, nick)
 
     def inviteUpdate(self, nick: str, outcome: str, detail: str) -> None:
-        self.log.info("invitation with {nick}: {outcome}: {detail}", nick=nick, outcome=outcome, detail=detail)
+        self.log.info(_("invitation with {nick}: {outcome}: {detail}"), nick=nick, outcome=outcome, detail=detail)
 
     def matchStarted(self, opponent: str) -> None:
-        self.log.info("match against {opponent} begins", opponent=opponent)
+        self.log.info(_("match against {opponent} begins"), opponent=opponent)
 
     def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None:
-        self.log.info("game {n}: {who}", n=gameNumber, who="we start" if iStart else "they start")
+        self.log.info(_("game {n}: we start") if iStart else _("game {n}: they start"), n=gameNumber)
 
     def moved(self, board: KInARowState, position: int, byMe: bool) -> None:
-        self.log.info("{who} played {position}", who="we" if byMe else "they", position=position)
+        self.log.info(_("we played {position}") if byMe else _("they played {position}"), position=position)
 
     def yourTurn(self, board: KInARowState) -> None:
         self._cancelPending()
         self._pending = self.clock.callLater(self.moveDelay, self._play, board)
 
     def gameOver(self, result: str, board: KInARowState, score: tuple[int, int]) -> None:
-        self.log.info("game {result}; series {a}-{b}", result=result, a=score[0], b=score[1])
+        self.log.info(_(BOT_GAME_OVER[result]), a=score[0], b=score[1])
 
     def seriesOver(self, result: str, score: tuple[int, int]) -> None:
         self._cancelPending()
-        self.log.info("series {result} {a}-{b}", result=result, a=score[0], b=score[1])
+        self.log.info(_(BOT_SERIES_OVER[result]), a=score[0], b=score[1])
 
     def matchEnded(self, reason: str) -> None:
         self._cancelPending()
-        self.log.info("match ended: {reason}", reason=reason)
+        self.log.info(_("match ended: {reason}"), reason=reason)
 
     def notice(self, text: str) -> None:
         self.log.info("{text}", text=text)
 
 
-HELP = """\
+HELP = N_(
+    """\
 commands:
   who            list the players online
   invite NICK    invite NICK to a best-of-5
@@ -117,6 +140,25 @@ commands:
   quit           give up the running match (MSG10)
   exit           leave velhanet (Ctrl-D too)
   help           this text"""
+)
+
+
+def answer(word: str) -> bool | None:
+    """True for a yes (``yes``, ``y`` or the language's word), False for a no, None for anything else.
+
+    Accents do not count: ``nao`` is ``não``, ``si`` is ``sí``.
+    """
+    word = plain(word)
+    if word in ("yes", "y", plain(_(YES))):
+        return True
+    if word in ("no", "n", plain(_(NO))):
+        return False
+    return None
+
+
+def plain(word: str) -> str:
+    """``word`` without case or accents, to compare what was typed with a word of the language."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word.casefold()) if not unicodedata.combining(c))
 
 
 class ConsoleFrontEnd(LineReceiver):
@@ -156,7 +198,7 @@ class ConsoleFrontEnd(LineReceiver):
 
     def connectionMade(self) -> None:
         assert self.peer is not None
-        self.say(f"velhanet JogoVelha peer '{self.peer.nick}'. Type 'help' for commands.")
+        self.say(_("velhanet JogoVelha peer '{nick}'. Type 'help' for commands.").format(nick=self.peer.nick))
         self.prompt()
 
     def connectionLost(self, reason: object = None) -> None:
@@ -170,19 +212,19 @@ class ConsoleFrontEnd(LineReceiver):
         if not words:
             pass
         elif words[0] == "help":
-            self.say(HELP)
+            self.say(_(HELP))
         elif words[0] == "who":
             entries = list(self.peer.roster)
-            self.say("\n".join(f"  {e.nick} ({e.address})" for e in entries) or "  nobody else is online yet")
+            self.say("\n".join(f"  {e.nick} ({e.address})" for e in entries) or "  " + _("nobody else is online yet"))
         elif words[0] == "invite":
             if len(words) != 2:
-                problem = "usage: invite NICK (type 'who' to see who is online)"
+                problem = _("usage: invite NICK (type 'who' to see who is online)")
             else:
                 problem = self.peer.invite(words[1])
                 if problem is None:
-                    self.say(f"inviting {words[1]} ...")
-        elif words[0] in ("yes", "y", "no", "n"):
-            problem = self.peer.answer(words[0].startswith("y"))
+                    self.say(_("inviting {nick} ...").format(nick=words[1]))
+        elif (accept := answer(words[0])) is not None:
+            problem = self.peer.answer(accept)
         elif words[0].isdigit() and len(words) == 1:
             problem = self.peer.play(int(words[0]))
         elif words[0] == "quit":
@@ -191,7 +233,7 @@ class ConsoleFrontEnd(LineReceiver):
             self.exit()
             return
         else:
-            problem = f"unknown command {words[0]!r}; type 'help'"
+            problem = _("unknown command {command!r}; type 'help'").format(command=words[0])
         if problem:
             self.say(problem)
         self.prompt()
@@ -206,48 +248,55 @@ class ConsoleFrontEnd(LineReceiver):
 
     # FrontEnd
     def peerOnline(self, nick: str, address: str) -> None:
-        self.say(f"* {nick} is online ({address})")
+        self.say("* " + _("{nick} is online ({address})").format(nick=nick, address=address))
 
     def peerOffline(self, nick: str, why: str) -> None:
-        self.say(f"* {nick} is offline: {why}")
+        self.say("* " + _("{nick} is offline: {why}").format(nick=nick, why=why))
 
     def invitationReceived(self, nick: str) -> None:
-        self.say(f"* {nick} invites you to a best-of-5. Accept? (yes/no)")
+        self.say(
+            "* " + _("{nick} invites you to a best-of-5. Accept? ({yes}/{no})").format(nick=nick, yes=_(YES), no=_(NO))
+        )
         self.prompt()
 
     def inviteUpdate(self, nick: str, outcome: str, detail: str) -> None:
-        self.say(f"* invitation with {nick}: {detail}")
+        self.say("* " + _("invitation with {nick}: {detail}").format(nick=nick, detail=detail))
 
     def matchStarted(self, opponent: str) -> None:
         self.opponent = opponent
-        self.say(f"* match against {opponent}: best of 5, first to 3 wins")
+        self.say("* " + _("match against {opponent}: best of 5, first to 3 wins").format(opponent=opponent))
 
     def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None:
         self.mySymbol = "X" if iStart else "O"
-        who = "you start" if iStart else f"{self.opponent} starts"
-        self.say(f"* game {gameNumber}: {who}; you play {self.mySymbol}")
+        text = (
+            _("game {n}: you start; you play {symbol}")
+            if iStart
+            else _("game {n}: {opponent} starts; you play {symbol}")
+        )
+        self.say("* " + text.format(n=gameNumber, opponent=self.opponent, symbol=self.mySymbol))
 
     def moved(self, board: KInARowState, position: int, byMe: bool) -> None:
-        who = "you" if byMe else self.opponent
-        self.say(f"{who} played {position}\n{renderBoard(board)}")
+        text = _("you played {position}") if byMe else _("{opponent} played {position}")
+        self.say(text.format(opponent=self.opponent, position=position) + "\n" + renderBoard(board))
 
     def yourTurn(self, board: KInARowState) -> None:
         if board.moveCount == 0:
             self.say(renderBoard(board))
-        self.say(f"your move ({self.mySymbol}), 1-9:")
+        self.say(_("your move ({symbol}), 1-9:").format(symbol=self.mySymbol))
         self.prompt()
 
     def gameOver(self, result: str, board: KInARowState, score: tuple[int, int]) -> None:
-        text = {"won": "you won this game", "lost": "you lost this game", "draw": "this game is a draw"}[result]
-        self.say(f"* {text}; series: you {score[0]} - {score[1]} {self.opponent}")
+        series = _("series: you {mine} - {theirs} {opponent}").format(
+            mine=score[0], theirs=score[1], opponent=self.opponent
+        )
+        self.say(f"* {_(GAME_OVER[result])}; {series}")
 
     def seriesOver(self, result: str, score: tuple[int, int]) -> None:
-        text = {"won": "you won the series", "lost": "you lost the series", "draw": "the series is drawn"}[result]
-        self.say(f"* {text} ({score[0]}-{score[1]}). Back in the peer.")
+        self.say("* " + _(SERIES_OVER[result]).format(mine=score[0], theirs=score[1]))
         self.prompt()
 
     def matchEnded(self, reason: str) -> None:
-        self.say(f"* match over: {reason}. Back in the peer.")
+        self.say("* " + _("match over: {reason}. Back in the peer.").format(reason=reason))
         self.prompt()
 
     def notice(self, text: str) -> None:

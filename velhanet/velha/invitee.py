@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall
 
+from velhanet.i18n import _
 from velhanet.indexedmachine import indexed
 from velhanet.velha.interfaces import IInviteeLink
 from velhanet.velha.invite import (
@@ -164,7 +165,7 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
 
     @idle.upon(Invitee.invitedWhileBusy).to(refused)
     def busy(inputs: Invitee, core: InviteeCore) -> None:
-        core.link.report("busy", "declined at once: you are playing or inviting")
+        core.link.report("busy", _("declined at once: you are playing or inviting"))
 
     @asking.upon(Invitee.accept).to(listening)
     def accept(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
@@ -173,21 +174,21 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
     @asking.upon(Invitee.decline).to(refused)
     def decline(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
         data.window.cancel()
-        core.link.report("declined", "invitation declined")
+        core.link.report("declined", _("invitation declined"))
 
     @asking.upon(Invitee.matchElsewhere).to(refused)
     def playingElsewhere(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
         data.window.cancel()
-        core.link.report("busy", "declined: a match with another player has begun")
+        core.link.report("busy", _("declined: a match with another player has begun"))
 
     @asking.upon(Invitee._windowClosed).to(done)
     def tooLate(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
-        core.end("expired", f"not answered within {core.window:g} s; the inviter has given up")
+        core.end("expired", _("not answered within {s:g} s; the inviter has given up").format(s=core.window))
 
     @asking.upon(Invitee.cancel).to(done)
     def cancelAsking(inputs: Invitee, core: InviteeCore, data: _Asking) -> None:
         data.window.cancel()
-        core.end("cancelled", "invitation withdrawn")
+        core.end("cancelled", _("invitation withdrawn"))
 
     @listening.upon(Invitee._resendAnswer).loop()
     def resend(inputs: Invitee, core: InviteeCore, data: _Listening) -> None:
@@ -205,22 +206,22 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
     @listening.upon(Invitee.connected).to(done)
     def connected(inputs: Invitee, core: InviteeCore, data: _Listening) -> None:
         data.close()
-        core.end("connected", "the inviter connected; the match begins")
+        core.end("connected", _("the inviter connected; the match begins"))
 
     @listening.upon(Invitee._windowClosed).to(done)
     def neverConnected(inputs: Invitee, core: InviteeCore, data: _Listening) -> None:
         data.close()
-        core.end("timeout", f"the inviter did not connect within {core.window:g} s")
+        core.end("timeout", _("the inviter did not connect within {s:g} s").format(s=core.window))
 
     @listening.upon(Invitee.cancel).to(done)
     def cancelListening(inputs: Invitee, core: InviteeCore, data: _Listening) -> None:
         data.close()
-        core.end("cancelled", "invitation withdrawn")
+        core.end("cancelled", _("invitation withdrawn"))
 
     @listening.upon(Invitee.matchElsewhere).to(done)
     def withdrawn(inputs: Invitee, core: InviteeCore, data: _Listening) -> None:
         data.close()
-        core.end("cancelled", "withdrawn: another inviter connected first")
+        core.end("cancelled", _("withdrawn: another inviter connected first"))
 
     @refused.upon(Invitee._resendAnswer).loop()
     def sendRefusal(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:
@@ -244,7 +245,8 @@ def _buildInvitee() -> TypeMachine[Invitee, InviteeCore]:
         data.left = core.refusalCopies
         data.resend = core.clock.callLater(core.answerDelay, inputs._resendAnswer)
         ago = core.clock.seconds() - data.since
-        core.link.report("redeclined", f"invited again {ago:.0f} s after the refusal; declined automatically")
+        detail = _("invited again {s:.0f} s after the refusal; declined automatically").format(s=ago)
+        core.link.report("redeclined", detail)
 
     @refused.upon(Invitee.acknowledged).loop()
     def refusalSeen(inputs: Invitee, core: InviteeCore, data: _Refusing) -> None:

@@ -21,6 +21,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall
 from twisted.python.failure import Failure
 
+from velhanet.i18n import _
 from velhanet.indexedmachine import indexed
 from velhanet.velha.interfaces import IInviterLink
 from velhanet.velha.invite import (
@@ -221,17 +222,17 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
     def declined(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
         data.cancel()
         core.link.sendAck()
-        core.end("declined", "the invitation was declined")
+        core.end("declined", _("the invitation was declined"))
 
     @waiting.upon(Inviter._windowClosed).to(done)
     def noAnswer(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
         data.cancel()
-        core.end("timeout", f"no answer within {core.window:g} s")
+        core.end("timeout", _("no answer within {s:g} s").format(s=core.window))
 
     @waiting.upon(Inviter.cancel).to(done)
     def cancelWaiting(inputs: Inviter, core: InviterCore, data: _Waiting) -> None:
         data.cancel()
-        core.end("cancelled", "invitation withdrawn")
+        core.end("cancelled", _("invitation withdrawn"))
 
     def connectNow(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
         data.connectNow(inputs, core)
@@ -242,7 +243,8 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
             # The original opened a new port for a second invitation dialog
             # and now waits on that one only.
             core.port = port
-            core.link.report("reconnecting", f"the invitee answered again with port {port}; connecting there")
+            detail = _("the invitee answered again with port {port}; connecting there").format(port=port)
+            core.link.report("reconnecting", detail)
             data.connectSoon(inputs, core)
 
     def lateRefusal(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
@@ -262,12 +264,12 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
 
     @connecting.upon(Inviter.connected).to(lingering)
     def connectedNow(inputs: Inviter, core: InviterCore, data: _Connecting) -> None:
-        core.link.report("connected", "connected; the match begins")
+        core.link.report("connected", _("connected; the match begins"))
 
     @connecting.upon(Inviter.connectFailed).to(done)
     def failed(inputs: Inviter, core: InviterCore, data: _Connecting, reason: str) -> None:
         data.cancel()
-        core.end("failed", f"could not connect: {reason}")
+        core.end("failed", _("could not connect: {reason}").format(reason=reason))
 
     @lingering.upon(Inviter.connected).loop()
     def reconnected(inputs: Inviter, core: InviterCore, data: _Lingering) -> None:
@@ -275,7 +277,8 @@ def _buildInviter() -> TypeMachine[Inviter, InviterCore]:
 
     @lingering.upon(Inviter.connectFailed).loop()
     def reconnectFailed(inputs: Inviter, core: InviterCore, data: _Lingering, reason: str) -> None:
-        core.link.report("failed", f"could not connect to the new port {core.port}: {reason}")
+        detail = _("could not connect to the new port {port}: {reason}").format(port=core.port, reason=reason)
+        core.link.report("failed", detail)
 
     return indexed(builder.build())
 

@@ -20,6 +20,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from velhanet.i18n import _
 from velhanet.velha import wire
 from velhanet.velha.interfaces import IDatagramSender, IInviteeLink, IInviterLink
 from velhanet.velha.invite import ANSWER_DELAY, ListeningPort, cancelCall
@@ -124,7 +125,9 @@ class Lobby:
         answerDelay: float = ANSWER_DELAY,
     ) -> None:
         if acceptPolicy not in ("ask", "always", "never"):
-            raise ValueError(f"accept policy must be ask, always or never, not {acceptPolicy!r}")
+            raise ValueError(
+                _("accept policy must be ask, always or never, not {policy!r}").format(policy=acceptPolicy)
+            )
         self.nick, self.clock, self.datagrams, self.connections = nick, clock, datagrams, connections
         self.frontEnd, self.acceptPolicy, self.answerDelay = frontEnd, acceptPolicy, answerDelay
         self.inviters: dict[str, InviterHandshake] = {}
@@ -172,7 +175,7 @@ class Lobby:
         handshake.machine = InviteeMachine(InviteeCore(self.clock, handshake))
         self.invitees[key] = handshake
         if busy:
-            self.log.info("busy: refusing {nick}'s invitation", nick=nick)
+            self.log.info(_("busy: refusing {nick}'s invitation"), nick=nick)
             handshake.machine.invitedWhileBusy()
         else:
             handshake.machine.invited()
@@ -187,7 +190,7 @@ class Lobby:
         fromHost = sum(h.address == host for h in open)
         if fromHost >= INVITATIONS_PER_HOST or len(open) >= OPEN_INVITATIONS:
             self.log.warn(
-                "MSG04 from {nick} at {host} ignored: {fromHost} invitations from that address, {total} in all",
+                _("MSG04 from {nick} at {host} ignored: {fromHost} invitations from that address, {total} in all"),
                 nick=nick,
                 host=host,
                 fromHost=fromHost,
@@ -204,16 +207,17 @@ class Lobby:
             # *inviter's* nick (ours); the address tells whose answer it is.
             handshake = next((h for h in self.inviters.values() if h.address == host), None)
             if handshake is not None and not message.accepted:
-                self.frontEnd.notice(
-                    f"{handshake.nick}'s refusal carried our nick instead of its own (the original program"
-                    " does this when it is busy)"
+                text = _(
+                    "{nick}'s refusal carried our nick instead of its own (the original program does this when it"
+                    " is busy)"
                 )
+                self.frontEnd.notice(text.format(nick=handshake.nick))
         if handshake is None:
-            self.log.info("MSG05 from {nick} that no invitation waits for; ignored", nick=message.nick)
+            self.log.info(_("MSG05 from {nick} that no invitation waits for; ignored"), nick=message.nick)
             return
         if handshake.address != host:
             self.log.info(
-                "MSG05 from {nick} came from {host}, not {expected}",
+                _("MSG05 from {nick} came from {host}, not {expected}"),
                 nick=message.nick,
                 host=host,
                 expected=handshake.address,
@@ -235,7 +239,7 @@ class Lobby:
             if handshake.address == host:
                 handshake.machine.acknowledged()
                 return
-        self.log.info("MSG06 from {host} that no answer waits for; ignored", host=host)
+        self.log.info(_("MSG06 from {host} that no answer waits for; ignored"), host=host)
 
     # -- the user ----------------------------------------------------------------------
 
@@ -267,10 +271,10 @@ class Lobby:
         """The user's yes/no to the pending (or the named) invitation; a reason if there is none."""
         nick = nick or self.pendingQuestion
         if nick is None:
-            return "nobody has invited you"
+            return _("nobody has invited you")
         handshake = self.invitees.get(nick.casefold())
         if handshake is None or not handshake.active:
-            return f"the invitation from {nick} is no longer open"
+            return _("the invitation from {nick} is no longer open").format(nick=nick)
         if nick == self.pendingQuestion:
             self.pendingQuestion = None
         if accept:
@@ -282,7 +286,7 @@ class Lobby:
     def reported(self, nick: str, outcome: str, detail: str) -> None:
         if nick == self.pendingQuestion and outcome != "connected":
             self.pendingQuestion = None
-        self.log.info("invitation with {nick}: {outcome} ({detail})", nick=nick, outcome=outcome, detail=detail)
+        self.log.info(_("invitation with {nick}: {outcome} ({detail})"), nick=nick, outcome=outcome, detail=detail)
         self.frontEnd.inviteUpdate(nick, outcome, detail)
 
     # -- the match and the peer's presence -------------------------------------------------

@@ -31,12 +31,13 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from velhanet.i18n import _
 from velhanet.tracing import Tracer, noTrace
 from velhanet.velha import wire
 from velhanet.velha.interfaces import IDatagramReceiver, IMatchHost, IMatchLink, IPresenceListener
 from velhanet.velha.invite import ANSWER_DELAY
 from velhanet.velha.lobby import InviteeHandshake, InviterHandshake, Lobby
-from velhanet.velha.presence import Presence, PresenceCore, PresenceMachine
+from velhanet.velha.presence import SILENT, Presence, PresenceCore, PresenceMachine
 from velhanet.velha.protocol import (
     PROTOCOL_PORT,
     MatchConnections,
@@ -47,8 +48,6 @@ from velhanet.velha.room import Match, MatchCore, MatchMachine, MatchObserver, M
 from velhanet.velha.roster import Roster
 from velhanet.velha.spectated import SpectatedMatch
 from velhanet.watching import NO_WATCHER, GameWatcher
-
-SILENT = "did not answer MSG01 within 15 s"
 
 
 class FrontEnd(MatchObserver, typing.Protocol):
@@ -185,15 +184,15 @@ class Peer:
     # -- IPresenceListener -------------------------------------------------------------
 
     def peerOnline(self, nick: str, address: str) -> None:
-        self.log.info("{nick} is online at {address}", nick=nick, address=address)
+        self.log.info(_("{nick} is online at {address}"), nick=nick, address=address)
         self.frontEnd.peerOnline(nick, address)
         if self.autoInvite is not None and nick.casefold() == self.autoInvite.casefold():
             self.autoInvite = None
             self.invite(nick)
 
     def peerOffline(self, nick: str, why: str) -> None:
-        if why == SILENT:
-            self.log.info("{nick} did not answer MSG01 within 15 s; dropped", nick=nick)
+        if why == _(SILENT):
+            self.log.info(_("{nick} did not answer MSG01 within 15 s; dropped"), nick=nick)
         self.frontEnd.peerOffline(nick, why)
 
     def peerLeft(self, nick: str) -> None:
@@ -212,9 +211,9 @@ class Peer:
         """Invite ``nick``; a reason if that cannot be done now."""
         entry = self.roster.get(nick)
         if entry is None:
-            return f"{nick} is not online (type 'who' to see who is)"
+            return _("{nick} is not online (type 'who' to see who is)").format(nick=nick)
         if self.busy():
-            return "you are already playing or inviting"
+            return _("you are already playing or inviting")
         self.lobby.invite(entry.nick, entry.address)
         return None
 
@@ -224,13 +223,13 @@ class Peer:
 
     def play(self, position: int) -> str | None:
         if self.match is None:
-            return "no match is running"
+            return _("no match is running")
         self.match.localMove(position)
         return None
 
     def quitMatch(self) -> str | None:
         if self.match is None:
-            return "no match is running"
+            return _("no match is running")
         self.match.localQuit()
         return None
 
@@ -255,12 +254,12 @@ class Peer:
                 and currentMatch.supersede()
             )
             if not replaces:
-                self.log.warn("second match connection from {peer} refused", peer=link.peerNick)
+                self.log.warn(_("second match connection from {peer} refused"), peer=link.peerNick)
                 link.close()
                 return None
             current.supersede()
             self.supersededProtocols.append(current)
-            self.frontEnd.notice(f"{link.peerNick} opened a new port for the match; playing there")
+            self.frontEnd.notice(_("{peer} opened a new port for the match; playing there").format(peer=link.peerNick))
         match = MatchMachine(
             MatchCore(
                 isInvitee=link.isInvitee,

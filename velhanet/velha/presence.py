@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from automat import TypeMachine, TypeMachineBuilder
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
+from velhanet.i18n import N_, _
 from velhanet.indexedmachine import indexed
 from velhanet.velha import wire
 from velhanet.velha.interfaces import IDatagramSender, IPresenceListener
@@ -31,6 +32,8 @@ ANNOUNCE_EVERY = 180.0
 """MSG01 period; the text forbids less than 3 minutes."""
 ANSWER_WINDOW = 15.0
 """Seconds a peer has to answer our MSG01 before it is dropped from the roster."""
+SILENT = N_("did not answer MSG01 within 15 s")
+"""Why a player left the roster when it stopped answering (translated where it is said)."""
 
 
 class Presence(typing.Protocol):
@@ -72,7 +75,9 @@ class PresenceCore:
     def seen(self, nick: str, address: str) -> None:
         if self.roster.seen(nick, address, self.clock.seconds()):
             for gone in self.roster.trim(address):
-                self.listener.peerOffline(gone.nick, f"replaced: too many nicks from {gone.address}")
+                self.listener.peerOffline(
+                    gone.nick, _("replaced: too many nicks from {address}").format(address=gone.address)
+                )
             self.listener.peerOnline(nick, address)
 
     def sayGoodbye(self) -> None:
@@ -127,7 +132,7 @@ def _heard(inputs: Presence, core: PresenceCore, nick: str, host: str) -> None:
 
 def _goodbye(inputs: Presence, core: PresenceCore, nick: str) -> None:
     if core.roster.remove(nick) is not None:
-        core.listener.peerOffline(nick, "left (MSG03)")
+        core.listener.peerOffline(nick, _("left (MSG03)"))
     core.listener.peerLeft(nick)
 
 
@@ -161,7 +166,7 @@ def _buildPresence() -> TypeMachine[Presence, PresenceCore]:
     @announcing.upon(Presence._expire).loop()
     def expire(inputs: Presence, core: PresenceCore, data: _Announcing, probeTime: float) -> None:
         for entry in core.roster.expire(probeTime):
-            core.listener.peerOffline(entry.nick, "did not answer MSG01 within 15 s")
+            core.listener.peerOffline(entry.nick, _(SILENT))
 
     return indexed(builder.build())
 

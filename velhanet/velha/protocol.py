@@ -22,6 +22,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from velhanet.clientlimits import AddressBuckets
+from velhanet.i18n import _
 from velhanet.sendnow import noDelay
 from velhanet.tracing import IN, OUT, Tracer, noTrace
 from velhanet.velha import wire
@@ -85,7 +86,7 @@ class VelhaDatagramProtocol(DatagramProtocol):
     def datagramReceived(self, datagram: bytes, addr: tuple[str, int]) -> None:
         host = addr[0]
         if len(datagram) > MAX_DATAGRAM:
-            self.log.warn("datagram of {size} bytes from {host} dropped: too long", size=len(datagram), host=host)
+            self.log.warn(_("datagram of {size} bytes from {host} dropped: too long"), size=len(datagram), host=host)
             return
         floods = self.floods
         if not floods.available(host):
@@ -93,7 +94,10 @@ class VelhaDatagramProtocol(DatagramProtocol):
         floods.fail(host)  # every datagram takes a token; an honest peer never runs out
         if not floods.available(host):
             self.log.warn(
-                "{host} sent more than {burst} datagrams at {rate:.0f}/s: dropping its datagrams until it slows down",
+                _(
+                    "{host} sent more than {burst} datagrams at {rate:.0f}/s:"
+                    " dropping its datagrams until it slows down"
+                ),
                 host=host,
                 burst=DATAGRAM_BURST,
                 rate=DATAGRAMS_PER_SECOND,
@@ -103,7 +107,7 @@ class VelhaDatagramProtocol(DatagramProtocol):
         except wire.MalformedMessage as error:
             self.trace(IN, host, datagram, error)
             self.log.warn(
-                "malformed datagram from {host} dropped: {reason} ({raw!r})",
+                _("malformed datagram from {host} dropped: {reason} ({raw!r})"),
                 host=host,
                 reason=str(error),
                 raw=datagram[:80],
@@ -128,7 +132,7 @@ class VelhaDatagramProtocol(DatagramProtocol):
                 receiver.acknowledged(host)
         except Exception:
             # Never let one datagram kill the listener (the reference's does).
-            self.log.failure("error handling a datagram from {host}", host=host)
+            self.log.failure(_("error handling a datagram from {host}"), host=host)
 
     def send(self, message: wire.DatagramMessage, host: str) -> None:
         raw = wire.encode(message)
@@ -141,7 +145,7 @@ class VelhaDatagramProtocol(DatagramProtocol):
         try:
             self.transport.write(data, addr)
         except OSError as error:
-            self.log.warn("could not send to {addr}: {error}", addr=addr, error=error)
+            self.log.warn(_("could not send to {addr}: {error}"), addr=addr, error=error)
 
 
 @implementer(IMatchLink)
@@ -190,11 +194,15 @@ class MatchProtocol(Protocol):
         for raw, item in self.decoder.feed(data):
             self.trace(IN, self.peerNick, raw, item)
             if isinstance(item, wire.MalformedMessage):
-                self.log.warn("malformed TCP frame from {peer} dropped: {reason}", peer=self.peerNick, reason=str(item))
-                self.host.notice(f"{self.peerNick} sent a malformed message, dropped: {item}")
+                self.log.warn(
+                    _("malformed TCP frame from {peer} dropped: {reason}"), peer=self.peerNick, reason=str(item)
+                )
+                self.host.notice(
+                    _("{peer} sent a malformed message, dropped: {reason}").format(peer=self.peerNick, reason=item)
+                )
                 continue
             if self.superseded:
-                self.log.info("{peer} sent {raw!r} on a superseded connection; ignored", peer=self.peerNick, raw=raw)
+                self.log.info(_("{peer} sent {raw!r} on a superseded connection; ignored"), peer=self.peerNick, raw=raw)
                 continue
             if self.match is None or self.closing:
                 continue
@@ -246,14 +254,13 @@ class MatchFactory(ServerFactory, ClientFactory):
         address = str(getattr(addr, "host", ""))
         if self.inviterHost is not None and not sameHost(address, self.inviterHost):
             self.log.warn(
-                "TCP connection from {host} refused: {nick}'s invitation came from {inviter}",
+                _("TCP connection from {host} refused: {nick}'s invitation came from {inviter}"),
                 host=address,
                 nick=self.peerNick,
                 inviter=self.inviterHost,
             )
-            self.host.notice(
-                f"refused a connection from {address} to the port opened for {self.peerNick} ({self.inviterHost})"
-            )
+            text = _("refused a connection from {host} to the port opened for {nick} ({inviter})")
+            self.host.notice(text.format(host=address, nick=self.peerNick, inviter=self.inviterHost))
             return None
         self.used = True
         protocol = MatchProtocol(self.host, self.peerNick, self.isInvitee, self.clock, self.trace)

@@ -43,8 +43,10 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from velhanet.games.kinarow import KInARowState
+from velhanet.i18n import N_, _
 from velhanet.indexedmachine import indexed
 from velhanet.velha import tolerance
+from velhanet.velha.said import said
 from velhanet.velha.series import MAX_GAMES, WINS_NEEDED, AfterGame, Series, placeToPosition, positionToPlace
 from velhanet.velha.tolerance import UNANSWERED_WARNING
 from velhanet.velha.wire import GiveUp, MatchStart, Move, NewGame, StreamMessage
@@ -237,7 +239,7 @@ class MatchCore:
         """Our move: refused (still our turn) if it breaks a rule, else sent and judged."""
         problem = self.apply(position, byMe=True)
         if problem is not None:
-            self.observer.notice(f"not played: {problem}")
+            self.observer.notice(said(N_("not played: {problem}"), problem=problem))
             inputs._myTurn()
             return
         self.send(Move(position))
@@ -390,21 +392,21 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     @waitingForStart.upon(Match.remoteMove).to(judging)
     def moveBeforeStart(inputs: Match, core: MatchCore, timers: Timers, position: int) -> None:
         timers.cancel()
-        inputs._broken("MSG08 arrived before MSG07 (text MSG07: the game starts with it)")
+        inputs._broken(said(N_("MSG08 arrived before MSG07 (text MSG07: the game starts with it)")))
 
     @waitingForStart.upon(Match.remoteNewGame).to(judging)
     def newGameBeforeStart(inputs: Match, core: MatchCore, timers: Timers) -> None:
         timers.cancel()
-        inputs._broken("MSG09 arrived before MSG07 (text MSG07: the game starts with it)")
+        inputs._broken(said(N_("MSG09 arrived before MSG07 (text MSG07: the game starts with it)")))
 
     @waitingForStart.upon(Match.localMove).loop()
     def moveBeforeStartLocal(inputs: Match, core: MatchCore, timers: Timers, position: int) -> None:
-        core.observer.notice(f"the game has not started yet: waiting for {core.peerNick}'s MSG07")
+        core.observer.notice(said(N_("the game has not started yet: waiting for {peer}'s MSG07"), peer=core.peerNick))
 
     @waitingForStart.upon(Match.supersede).to(finished)
     def superseded(inputs: Match, core: MatchCore, timers: Timers) -> bool:
         timers.cancel()
-        core.log.info("match connection to {peer} superseded by a newer one", peer=core.peerNick)
+        core.log.info(_("match connection to {peer} superseded by a newer one"), peer=core.peerNick)
         return True
 
     # -- decisions ---------------------------------------------------------------
@@ -419,24 +421,23 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     def startNextGame(inputs: Match, core: MatchCore) -> None:
         quiet = core.series.quietStart()
         core.startNextGame(announce=not quiet)
-        n = core.series.gameNumber
+        n, peer = core.series.gameNumber, core.peerNick
         if quiet:
-            core.observer.notice(
-                f"you start game {n}; MSG09 goes with your first move ({core.peerNick} starts such games itself)"
-            )
+            text = N_("you start game {n}; MSG09 goes with your first move ({peer} starts such games itself)")
         else:
-            core.observer.notice(f"you start game {n} (MSG09 sent)")
+            text = N_("you start game {n} (MSG09 sent)")
+        core.observer.notice(said(text, n=n, peer=peer))
 
     judging.upon(Match._resume).to(theirTurn).returns(None)
 
     @judging.upon(Match._theyStartNext).to(theirNewGame)
     def awaitNewGame(inputs: Match, core: MatchCore) -> None:
-        core.observer.notice(f"{core.peerNick} starts game {core.series.gameNumber + 1}")
+        core.observer.notice(said(N_("{peer} starts game {n}"), peer=core.peerNick, n=core.series.gameNumber + 1))
 
     @judging.upon(Match._theyStartAfterDraw).to(theirDrawStart)
     def awaitDrawStart(inputs: Match, core: MatchCore) -> None:
-        n = core.series.gameNumber + 1
-        core.observer.notice(f"{core.peerNick} starts game {n} (after a draw, who did not start)")
+        text = N_("{peer} starts game {n} (after a draw, who did not start)")
+        core.observer.notice(said(text, peer=core.peerNick, n=core.series.gameNumber + 1))
 
     @judging.upon(Match._seriesOver).to(finished)
     def seriesOver(inputs: Match, core: MatchCore) -> None:
@@ -445,8 +446,8 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
 
     @judging.upon(Match._broken).to(finished)
     def broken(inputs: Match, core: MatchCore, rule: str) -> None:
-        core.log.warn("match with {peer} ended: {rule}", peer=core.peerNick, rule=rule)
-        core.observer.matchEnded(f"{core.peerNick} broke a rule: {rule}")
+        core.log.warn(_("match with {peer} ended: {rule}"), peer=core.peerNick, rule=rule)
+        core.observer.matchEnded(said(N_("{peer} broke a rule: {rule}"), peer=core.peerNick, rule=rule))
         core.close()
 
     judging.upon(Match.localMove).loop().returns(None)
@@ -464,15 +465,16 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
             # original inviter ignores MSG07 1, and the original moves first
             # after winning or after a draw it started. Nothing is on the
             # board yet, so following it keeps one well-defined game.
-            tolerance.followTheirStart(core, "made the first move")
+            tolerance.followTheirStart(core, byMove=True)
             tolerance.playTheirs(inputs, core, position)
             return
-        inputs._broken(f"MSG08 {position} arrived out of turn (text MSG08: only the player who has the turn moves)")
+        text = N_("MSG08 {position} arrived out of turn (text MSG08: only the player who has the turn moves)")
+        inputs._broken(said(text, position=position))
 
     @myTurn.upon(Match.remoteNewGame).to(judging)
     def newGameOnMyTurn(inputs: Match, core: MatchCore) -> None:
         if core.series.gameNumber > 1 and core.series.untouched():
-            tolerance.followTheirStart(core, "sent MSG09 for the start")
+            tolerance.followTheirStart(core, byMove=False)
             inputs._theirTurn()
         elif core.series.untouched():
             tolerance.strayNewGame(core)
@@ -493,18 +495,19 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     @myStartHeld.upon(Match.localMove).loop()
     def keepFirstMove(inputs: Match, core: MatchCore, held: HeldMove, position: int) -> None:
         held.move = position
-        core.observer.notice(f"{position} will be played in a moment, once {core.peerNick} has closed the last game")
+        text = N_("{position} will be played in a moment, once {peer} has closed the last game")
+        core.observer.notice(said(text, position=position, peer=core.peerNick))
 
     @myStartHeld.upon(Match.remoteMove).to(judging)
     def theyStartedFirst(inputs: Match, core: MatchCore, held: HeldMove, position: int) -> None:
         held.cancel()
-        tolerance.followTheirStart(core, "made the first move")
+        tolerance.followTheirStart(core, byMove=True)
         tolerance.playTheirs(inputs, core, position)
 
     @myStartHeld.upon(Match.remoteNewGame).to(judging)
     def theyClaimTheStart(inputs: Match, core: MatchCore, held: HeldMove) -> None:
         held.cancel()
-        tolerance.followTheirStart(core, "sent MSG09 for the start")
+        tolerance.followTheirStart(core, byMove=False)
         inputs._theirTurn()
 
     @myStartHeld.upon(Match._graceOver).to(judging)
@@ -557,7 +560,9 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     @theirDrawStart.upon(Match.remoteMove).to(judging)
     def implicitNewGame(inputs: Match, core: MatchCore, timers: Timers, position: int) -> None:
         timers.cancel()
-        core.observer.notice(f"{core.peerNick} moved without sending MSG09 first (text MSG09); accepted")
+        core.observer.notice(
+            said(N_("{peer} moved without sending MSG09 first (text MSG09); accepted"), peer=core.peerNick)
+        )
         core.newGame(iStart=False)
         tolerance.playTheirs(inputs, core, position)
 
@@ -565,10 +570,11 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     def startAfterSilentDraw(inputs: Match, core: MatchCore, timers: Timers) -> None:
         timers.cancel()
         core.startNextGame()
-        core.observer.notice(
-            f"{core.peerNick} did not start game {core.series.gameNumber} within {core.settings.startGrace:g} s"
-            " after the draw (the original program never does); you start it (MSG09 sent)"
+        text = N_(
+            "{peer} did not start game {n} within {grace:g} s after the draw (the original program never does);"
+            " you start it (MSG09 sent)"
         )
+        core.observer.notice(said(text, peer=core.peerNick, n=core.series.gameNumber, grace=core.settings.startGrace))
         core.observer.yourTurn(core.series.board)
 
     @myStartHeld.upon(Match.startReceived).loop()  # last: a behaviour taking Timers also takes its HeldMove
@@ -592,32 +598,39 @@ def _buildMatch() -> TypeMachine[Match, MatchCore]:
     @theirTurn.upon(Match._stillWaiting).loop()
     @theirNewGame.upon(Match._stillWaiting).loop()
     def stillWaiting(inputs: Match, core: MatchCore, timers: Timers) -> None:
-        series = core.series
-        what = "a move" if series.board.outcome is None else f"the start of game {series.gameNumber + 1} (MSG09)"
-        core.observer.notice(
-            f"still waiting for {what} from {core.peerNick} ({core.settings.peer / 2:g} s);"
-            f" velhanet gives up the match after {core.settings.peer:g} s (--peer-timeout)"
-        )
+        series, limit = core.series, core.settings.peer
+        if series.board.outcome is None:
+            text = N_(
+                "still waiting for a move from {peer} ({half:g} s);"
+                " velhanet gives up the match after {limit:g} s (--peer-timeout)"
+            )
+        else:
+            text = N_(
+                "still waiting for the start of game {n} (MSG09) from {peer} ({half:g} s);"
+                " velhanet gives up the match after {limit:g} s (--peer-timeout)"
+            )
+        core.observer.notice(said(text, peer=core.peerNick, n=series.gameNumber + 1, half=limit / 2, limit=limit))
 
     @waitingForStart.upon(Match._silent).to(finished)
     def noStart(inputs: Match, core: MatchCore, timers: Timers) -> None:
         timers.cancel()
-        core.log.warn("no MSG07 from {peer} within {s} s", peer=core.peerNick, s=core.settings.start)
-        core.giveUp(
-            f"{core.peerNick} sent no MSG07 within {core.settings.start:g} s of our connection"
+        core.log.warn(_("no MSG07 from {peer} within {s} s"), peer=core.peerNick, s=core.settings.start)
+        text = N_(
+            "{peer} sent no MSG07 within {s:g} s of our connection"
             " (text MSG07: the invitee sends it once the inviter has connected); match given up (MSG10 sent)"
         )
+        core.giveUp(said(text, peer=core.peerNick, s=core.settings.start))
 
     @theirTurn.upon(Match._silent).to(finished)
     @theirNewGame.upon(Match._silent).to(finished)
     def silentPeer(inputs: Match, core: MatchCore, timers: Timers) -> None:
         timers.cancel()
-        what = "no move" if core.series.board.outcome is None else "no MSG09"
-        core.log.warn("{peer} silent for {s} s; giving up", peer=core.peerNick, s=core.settings.peer)
-        core.giveUp(
-            f"{core.peerNick} sent {what} for {core.settings.peer:g} s; match given up (MSG10 sent)"
-            " (--peer-timeout to wait longer)"
-        )
+        if core.series.board.outcome is None:
+            text = N_("{peer} sent no move for {s:g} s; match given up (MSG10 sent) (--peer-timeout to wait longer)")
+        else:
+            text = N_("{peer} sent no MSG09 for {s:g} s; match given up (MSG10 sent) (--peer-timeout to wait longer)")
+        core.log.warn(_("{peer} silent for {s} s; giving up"), peer=core.peerNick, s=core.settings.peer)
+        core.giveUp(said(text, peer=core.peerNick, s=core.settings.peer))
 
     # -- endings ----------------------------------------------------------------------
 

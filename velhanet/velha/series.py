@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from velhanet.games.interfaces import IllegalMove, Outcome
 from velhanet.games.kinarow import TICTACTOE, KInARowState, Place
+from velhanet.i18n import N_
+from velhanet.velha.said import said
 
 WINS_NEEDED = 3
 MAX_GAMES = 5
@@ -86,10 +88,12 @@ class Series:
             self.board = self.board.apply(place, player=side)
         except IllegalMove as error:
             if not 1 <= position <= 9:
-                return f"position {position} is not on the board (text MSG08: positions 1 to 9)"
+                return said(
+                    N_("position {position} is not on the board (text MSG08: positions 1 to 9)"), position=position
+                )
             if self.board.stoneAt(place.x, place.y) is not None:
-                return f"position {position} is already taken (text MSG08: a free position)"
-            return f"position {position}: {error}"
+                return said(N_("position {position} is already taken (text MSG08: a free position)"), position=position)
+            return said(N_("position {position}: {error}"), position=position, error=error)
         self.moves.append((position, byMe))
         return None
 

@@ -16,6 +16,7 @@ from twisted.internet.stdio import StandardIO
 from twisted.logger import ILogObserver, Logger, textFileLogObserver
 from twisted.python.components import Componentized
 
+from velhanet.i18n import _
 from velhanet.scaledclock import scaledClock
 from velhanet.startup import StartupReport, listenReason
 from velhanet.tracing import Tracer, logTracer, noTrace, orGlobalReactor
@@ -79,7 +80,8 @@ class VelhaService(MultiService):
             try:
                 logStream = open(logFile, "a", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
             except OSError as error:  # still before twistd forks or logs: the terminal is ours
-                raise SystemExit(f"{self.startup.program}: cannot open the log {logFile} ({error.strerror})") from None
+                reason = _("cannot open the log {file} ({reason})").format(file=logFile, reason=error.strerror)
+                raise SystemExit(f"{self.startup.program}: {reason}") from None
             parent.setComponent(ILogObserver, textFileLogObserver(logStream))
 
     def startService(self) -> None:
@@ -113,8 +115,12 @@ class VelhaService(MultiService):
         try:
             self.udpPort = reactor.listenUDP(options["port"], self.peer.datagrams, interface=options["interface"])
         except CannotListenError as error:
-            where = f"{options['interface']}:{options['port']}" if options["interface"] else f"port {options['port']}"
-            self.startup.cannotStart(f"cannot listen on UDP {where} ({listenReason(error)})")
+            if options["interface"]:
+                text = _("cannot listen on UDP {interface}:{port} ({reason})")
+            else:
+                text = _("cannot listen on UDP port {port} ({reason})")
+            reason = listenReason(error)
+            self.startup.cannotStart(text.format(interface=options["interface"], port=options["port"], reason=reason))
         udpSocket = getattr(self.udpPort, "socket", None)
         if udpSocket is not None:  # room for a burst (the kernel caps it at net.core.rmem_max)
             udpSocket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_RECEIVE_BUFFER)

@@ -9,6 +9,7 @@ its own entry on the site.
 from __future__ import annotations
 
 from velhanet.games.kinarow import KInARowState, squareName
+from velhanet.i18n import _
 from velhanet.velha.room import MatchObserver
 from velhanet.watching import GameWatcher, WatchedGame
 
@@ -43,10 +44,11 @@ class SpectatedMatch:
             self.game = None
 
     def gameStarted(self, gameNumber: int, iStart: bool, board: KInARowState) -> None:
-        self._close("restarted")
+        self._close(_("restarted"))
         self.board = _Board(board)
         players = (self.me, self.peer) if iStart else (self.peer, self.me)  # who starts (X) first
-        self.game = self.watcher.started("velha", f"tic-tac-toe, game {gameNumber}", players, self.board)
+        gameType = _("tic-tac-toe, game {n}").format(n=gameNumber)
+        self.game = self.watcher.started("velha", gameType, players, self.board)
         self.frontEnd.gameStarted(gameNumber, iStart, board)
 
     def moved(self, board: KInARowState, position: int, byMe: bool) -> None:
@@ -62,8 +64,12 @@ class SpectatedMatch:
 
     def gameOver(self, result: str, board: KInARowState, score: tuple[int, int]) -> None:
         self._follow(board)
-        said = {"won": f"{self.me} wins", "lost": f"{self.peer} wins"}.get(result, "draw")
-        self._close(f"{said} (series {self.me} {score[0]}, {self.peer} {score[1]})")
+        if result == "draw":
+            text = _("draw (series {me} {mine}, {peer} {theirs})")
+        else:
+            text = _("{winner} wins (series {me} {mine}, {peer} {theirs})")
+        winner = self.me if result == "won" else self.peer
+        self._close(text.format(winner=winner, me=self.me, mine=score[0], peer=self.peer, theirs=score[1]))
         self.frontEnd.gameOver(result, board, score)
 
     def seriesOver(self, result: str, score: tuple[int, int]) -> None:

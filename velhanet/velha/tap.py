@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from twisted.python import usage
 
+from velhanet.i18n import _
 from velhanet.startup import ShortUsage, daemonizing
 from velhanet.velha import wire
 from velhanet.velha.protocol import PROTOCOL_PORT
@@ -66,21 +67,21 @@ class Options(ShortUsage):
 
     def postOptions(self) -> None:
         if self["nick"] is None:
-            raise usage.UsageError("--nick is required")
+            raise usage.UsageError(_("--nick is required"))
         try:
             wire.checkNick(self["nick"])
         except ValueError as error:
             raise usage.UsageError(str(error)) from None
         if daemonizing(self) and not self["bot"]:
-            raise usage.UsageError("the console needs the terminal: run 'twistd -n velha', or add --bot")
+            raise usage.UsageError(_("the console needs the terminal: run 'twistd -n velha', or add --bot"))
         if self["accept"] is None:
             self["accept"] = "always" if self["bot"] else "ask"
         if self["accept"] not in ("ask", "always", "never"):
-            raise usage.UsageError("--accept must be ask, always or never")
+            raise usage.UsageError(_("--accept must be ask, always or never"))
         if self["first"] not in ("inviter", "invitee", "random"):
-            raise usage.UsageError("--first must be inviter, invitee or random")
+            raise usage.UsageError(_("--first must be inviter, invitee or random"))
         if not 1 <= self["port"] <= 65535:
-            raise usage.UsageError("--port must be 1..65535")
+            raise usage.UsageError(_("--port must be 1..65535"))
         if self["interface"] is None:
             self["interface"] = ""  # every interface, as Twisted spells it
         announce = self["announce"]
@@ -89,6 +90,8 @@ class Options(ShortUsage):
             self["log-file"] = f"velha-{self['nick']}.log"
         for name in ("move-delay", "peer-timeout", "start-grace"):
             if self[name] < 0:
-                raise usage.UsageError(f"--{name} must not be negative")
+                raise usage.UsageError(_("--{option} must not be negative").format(option=name))
         if self["time-scale"] <= 0:
-            raise usage.UsageError(f"--time-scale must be more than 0, not {self['time-scale']:g}")
+            raise usage.UsageError(
+                _("--time-scale must be more than 0, not {scale:g}").format(scale=self["time-scale"])
+            )

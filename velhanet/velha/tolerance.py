@@ -40,13 +40,14 @@ import typing
 
 from twisted.logger import Logger
 
+from velhanet.i18n import N_, _
+from velhanet.velha.said import said
 from velhanet.velha.series import Series
 from velhanet.velha.wire import MatchStart
 
 UNANSWERED_WARNING = 20.0
 """Seconds without an answer to our reply to the peer's first move of a game after one it ended
 before the user is told that the original program may have stopped reading (docs/velha.md)."""
-
 
 
 class Judge(typing.Protocol):
@@ -115,58 +116,68 @@ class FollowedMatch(typing.Protocol):
 
 
 def peerGaveUp(inputs: Judge, core: FollowedMatch) -> None:
-    core.observer.matchEnded(f"{core.peerNick} gave up (MSG10): you win the series")
+    core.observer.matchEnded(said(N_("{peer} gave up (MSG10): you win the series"), peer=core.peerNick))
     core.close()
 
 
 def peerLeft(inputs: Judge, core: FollowedMatch) -> None:
-    core.observer.matchEnded(f"{core.peerNick} left (MSG03) in the middle of the match")
+    core.observer.matchEnded(said(N_("{peer} left (MSG03) in the middle of the match"), peer=core.peerNick))
     core.close()
 
 
 def connectionLost(inputs: Judge, core: FollowedMatch, reason: str) -> None:
-    core.observer.matchEnded(f"the connection to {core.peerNick} was lost: {reason}")
+    core.observer.matchEnded(said(N_("the connection to {peer} was lost: {reason}"), peer=core.peerNick, reason=reason))
 
 
 def localQuit(inputs: Judge, core: FollowedMatch) -> None:
-    core.giveUp("you gave up the series (MSG10 sent)")
+    core.giveUp(said(N_("you gave up the series (MSG10 sent)")))
 
 
 # -- what the peer did, and how it is followed -----------------------------------------
 
 
 def ignoreInviterStart(core: FollowedMatch, who: int) -> None:
-    core.log.info("{peer} sent MSG07 {who} although it invited us; ignored", peer=core.peerNick, who=who)
-    core.observer.notice(
-        f"{core.peerNick} sent a MSG07 of its own although it invited us (text MSG07: the invitee sends it;"
+    core.log.info(_("{peer} sent MSG07 {who} although it invited us; ignored"), peer=core.peerNick, who=who)
+    text = N_(
+        "{peer} sent a MSG07 of its own although it invited us (text MSG07: the invitee sends it;"
         " the original program does this once it has been invited itself); ignored"
     )
+    core.observer.notice(said(text, peer=core.peerNick))
 
 
 def ignoreStartBetweenGames(core: FollowedMatch, who: int) -> None:
-    core.observer.notice(f"{core.peerNick} sent MSG07 {who} between games (text MSG07: once, at the start); ignored")
+    text = N_("{peer} sent MSG07 {who} between games (text MSG07: once, at the start); ignored")
+    core.observer.notice(said(text, peer=core.peerNick, who=who))
 
 
 def notYourTurn(core: FollowedMatch) -> None:
-    core.observer.notice(f"not your turn: waiting for {core.peerNick}")
+    core.observer.notice(said(N_("not your turn: waiting for {peer}"), peer=core.peerNick))
 
 
 def strayNewGame(core: FollowedMatch) -> None:
     n = core.series.gameNumber
-    core.log.info("{peer} sent MSG09 in the middle of game {n}; ignored", peer=core.peerNick, n=n)
-    core.observer.notice(
-        f"{core.peerNick} sent MSG09 although game {n} had already begun"
+    core.log.info(_("{peer} sent MSG09 in the middle of game {n}; ignored"), peer=core.peerNick, n=n)
+    text = N_(
+        "{peer} sent MSG09 although game {n} had already begun"
         " (text MSG09: only the loser of the last game sends it); ignored"
     )
+    core.observer.notice(said(text, peer=core.peerNick, n=n))
 
 
-def followTheirStart(core: FollowedMatch, what: str) -> None:
-    """The peer started a game that was ours to start; it becomes its game."""
+def followTheirStart(core: FollowedMatch, byMove: bool) -> None:
+    """The peer started a game that was ours to start (with its first move, or with MSG09); it becomes its game."""
     core.series.peerStartsAnyway = True
-    core.observer.notice(
-        f"{core.peerNick} {what} of game {core.series.gameNumber} although it was ours to start"
-        " (text MSG07/MSG09; the original program does this); following it"
-    )
+    if byMove:
+        text = N_(
+            "{peer} made the first move of game {n} although it was ours to start"
+            " (text MSG07/MSG09; the original program does this); following it"
+        )
+    else:
+        text = N_(
+            "{peer} sent MSG09 for the start of game {n} although it was ours to start"
+            " (text MSG07/MSG09; the original program does this); following it"
+        )
+    core.observer.notice(said(text, peer=core.peerNick, n=core.series.gameNumber))
     core.restartGame(iStart=False)
 
 
@@ -181,12 +192,13 @@ def voidAndFollow(inputs: Judge, core: FollowedMatch) -> None:
     series = core.series
     series.peerStartsAnyway = True
     n = series.gameNumber
-    core.log.warn("{peer} started a new game during game {n}: boards diverged", peer=core.peerNick, n=n)
-    core.observer.notice(
-        f"{core.peerNick} sent MSG09 during game {n}: it has finished a game we are still playing"
+    core.log.warn(_("{peer} started a new game during game {n}: boards diverged"), peer=core.peerNick, n=n)
+    text = N_(
+        "{peer} sent MSG09 during game {n}: it has finished a game we are still playing"
         " (the original program loses a move that arrives while its result dialog is open). Game"
-        f" {n} is void; the next game starts with {core.peerNick}"
+        " {n} is void; the next game starts with {peer}"
     )
+    core.observer.notice(said(text, peer=core.peerNick, n=n))
     if series.lastGame():
         inputs._seriesOver()
         return
@@ -202,20 +214,22 @@ def newGameAfterOurFirstMove(core: FollowedMatch) -> None:
         # Our move ended the last game: the original's result dialog
         # blocked its reader, so our MSG09 and first move were delayed,
         # not lost; its own MSG09 crossed them. It has our move.
-        core.log.info("{peer}'s MSG09 crossed our first move of game {n}", peer=core.peerNick, n=n)
-        core.observer.notice(
-            f"{core.peerNick} sent MSG09 after our first move of game {n}; it crossed ours (the"
+        core.log.info(_("{peer}'s MSG09 crossed our first move of game {n}"), peer=core.peerNick, n=n)
+        text = N_(
+            "{peer} sent MSG09 after our first move of game {n}; it crossed ours (the"
             " original program reads nothing while its result dialog is open) and it has our move: ignored"
         )
+        core.observer.notice(said(text, peer=core.peerNick, n=n))
         return
     # Our first move reached the original while its result dialog
     # was open and was lost; its MSG09 says it starts this game now.
     series.peerStartsAnyway = True
-    core.observer.notice(
-        f"{core.peerNick} sent MSG09 after our first move of game {n}: it never saw that move"
-        f" ({series.board.lastMove}; the original program loses a move that arrives while its result dialog"
+    text = N_(
+        "{peer} sent MSG09 after our first move of game {n}: it never saw that move"
+        " ({move}; the original program loses a move that arrives while its result dialog"
         " is open). The game restarts with its first move"
     )
+    core.observer.notice(said(text, peer=core.peerNick, n=n, move=series.board.lastMove))
     core.restartGame(iStart=False)
 
 
@@ -223,11 +237,12 @@ def playTheirs(inputs: Judge, core: FollowedMatch, position: int) -> None:
     """The peer's move, after putting right our first move if it shows that one was lost."""
     if core.series.firstMoveLost(position):
         core.series.peerStartsAnyway = True
-        core.observer.notice(
-            f"{core.peerNick} played {position}, where our first move of game {core.series.gameNumber} is: that"
+        text = N_(
+            "{peer} played {position}, where our first move of game {n} is: that"
             " move never reached it (the original program loses a move that arrives while its result dialog is"
-            f" open). The game goes on as {core.peerNick} sees it: it started it, without our first move"
+            " open). The game goes on as {peer} sees it: it started it, without our first move"
         )
+        core.observer.notice(said(text, peer=core.peerNick, position=position, n=core.series.gameNumber))
         core.replayWithoutOurFirstMove()
     problem = core.apply(position, byMe=False)
     if problem is not None:
@@ -239,25 +254,32 @@ def playTheirs(inputs: Judge, core: FollowedMatch, position: int) -> None:
 def replyUnanswered(core: FollowedMatch) -> None:
     """20 s without an answer to our reply to the peer's first move of a game after one it ended."""
     peer, position = core.peerNick, core.series.moves[-1][0]
-    core.log.warn("no answer from {peer} to our reply to its first move for 20 s", peer=peer)
+    core.log.warn(_("no answer from {peer} to our reply to its first move for 20 s"), peer=peer)
     peerLimit = core.settings.peer
-    limit = f"after {peerLimit:g} s (--peer-timeout)" if peerLimit > 0 else "never (--peer-timeout 0)"
-    core.observer.notice(
-        f"no answer to your move {position} for {UNANSWERED_WARNING:g} s. If {peer} is the original Java program,"
+    if peerLimit > 0:
+        limit = said(N_("after {s:g} s (--peer-timeout)"), s=peerLimit)
+    else:
+        limit = said(N_("never (--peer-timeout 0)"))
+    text = N_(
+        "no answer to your move {position} for {s:g} s. If {peer} is the original Java program,"
         " it may have stopped reading: its reader can die when a message arrives as its result dialog opens,"
         " and it then shows its own first move, waits for yours and never moves again. velhanet gives up"
-        f" {limit}; type quit to end the match now"
+        " {limit}; type quit to end the match now"
     )
+    core.observer.notice(said(text, position=position, s=UNANSWERED_WARNING, peer=peer, limit=limit))
 
 
 def restartOrBreak(inputs: Judge, core: FollowedMatch, who: int) -> None:
     """Inviter: a further MSG07. Follow it while game 1 is untouched, else the match ends."""
     if core.series.gameNumber == 1 and core.series.untouched():
-        core.observer.notice(
-            f"{core.peerNick} sent MSG07 again before anyone moved (the original program does when it"
+        text = N_(
+            "{peer} sent MSG07 again before anyone moved (the original program does when it"
             " answered our invitation twice); following the newest one"
         )
+        core.observer.notice(said(text, peer=core.peerNick))
         core.restartGame(iStart=who == MatchStart.INVITER_STARTS)
         core.decideAfterMove(inputs)
         return
-    inputs._broken("a second MSG07 arrived after the game had begun (text MSG07: it is sent once, at the start)")
+    inputs._broken(
+        said(N_("a second MSG07 arrived after the game had begun (text MSG07: it is sent once, at the start)"))
+    )

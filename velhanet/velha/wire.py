@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
+from velhanet.i18n import _, ngettext
+
 HEADER_LENGTH: Final = 5
 MAX_NICK_LENGTH: Final = 20
 UDP_PADDING: Final = b"\x00\r\n "
@@ -44,13 +46,14 @@ class MalformedMessage(ValueError):
 def checkNick(nick: str) -> str:
     """Return ``nick`` if velhanet may send it (1–20 printable ASCII, no ``|``, no outer spaces), else ValueError."""
     if not 1 <= len(nick) <= MAX_NICK_LENGTH:
-        raise ValueError(f"nick {nick!r} must be 1 to {MAX_NICK_LENGTH} characters long")
+        raise ValueError(_("nick {nick!r} must be 1 to {most} characters long").format(nick=nick, most=MAX_NICK_LENGTH))
     if not (nick.isascii() and nick.isprintable()):
-        raise ValueError(f"nick {nick!r} must be printable ASCII")
+        raise ValueError(_("nick {nick!r} must be printable ASCII").format(nick=nick))
     if "|" in nick:
-        raise ValueError(f"nick {nick!r} must not contain '|' (it separates fields in MSG05)")
+        raise ValueError(_("nick {nick!r} must not contain '|' (it separates fields in MSG05)").format(nick=nick))
     if nick != nick.strip():
-        raise ValueError(f"nick {nick!r} must not begin or end with a space (receivers strip datagram padding)")
+        text = _("nick {nick!r} must not begin or end with a space (receivers strip datagram padding)")
+        raise ValueError(text.format(nick=nick))
     return nick
 
 
@@ -180,7 +183,7 @@ def encode(message: Message) -> bytes:
     body = message.body()
     total = HEADER_LENGTH + len(body)
     if total > 999:
-        raise ValueError(f"message of {total} characters does not fit the 3-digit length")
+        raise ValueError(_("message of {total} characters does not fit the 3-digit length").format(total=total))
     return f"{message.ID:02d}{total:03d}{body}".encode("ascii")
 
 
@@ -200,13 +203,22 @@ def decode(data: bytes) -> Message:
     """Decode one complete message (header and body, no padding)."""
     text, byteCount = _decodeText(data)
     if len(text) < HEADER_LENGTH:
-        raise MalformedMessage(f"{len(text)} characters is shorter than the 5-character header")
+        count = len(text)
+        text = ngettext(
+            "{n} character is shorter than the 5-character header",
+            "{n} characters is shorter than the 5-character header",
+            count,
+        )
+        raise MalformedMessage(text.format(n=count))
     header = text[:HEADER_LENGTH]
     if not (header.isascii() and header.isdigit()):
-        raise MalformedMessage(f"header {header!r} is not 5 digits (2 for the id, 3 for the length)")
+        raise MalformedMessage(
+            _("header {header!r} is not 5 digits (2 for the id, 3 for the length)").format(header=header)
+        )
     messageId, declared = int(header[:2]), int(header[2:])
     if declared not in (len(text), byteCount):
-        raise MalformedMessage(f"header says {declared} characters but the message has {len(text)}")
+        text = _("header says {declared} characters but the message has {n}").format(declared=declared, n=len(text))
+        raise MalformedMessage(text)
     return _decodeBody(messageId, text[HEADER_LENGTH:])
 
 
@@ -216,36 +228,39 @@ def _decodeBody(messageId: int, body: str) -> Message:
     if messageId == InviteAnswer.ID:
         nick, separator, port = body.rpartition("|")
         if not separator:
-            raise MalformedMessage(f"MSG05 body {body!r} has no '|' between nick and port")
+            raise MalformedMessage(_("MSG05 body {body!r} has no '|' between nick and port").format(body=body))
         if not (port.isascii() and port.isdigit()) or int(port) > 65535:
-            raise MalformedMessage(f"MSG05 port {port!r} is not a number from 0 to 65535")
+            raise MalformedMessage(_("MSG05 port {port!r} is not a number from 0 to 65535").format(port=port))
         return InviteAnswer(_receivedNick(messageId, nick), int(port))
     if messageId == InviteAck.ID:
         if body.lower() != "ok":
-            raise MalformedMessage(f"MSG06 body must be 'Ok', not {body!r}")
+            raise MalformedMessage(_("MSG06 body must be 'Ok', not {body!r}").format(body=body))
         return InviteAck(body)
     if messageId in (MatchStart.ID, Move.ID):
         if not (body.isascii() and body.isdigit()) or not 1 <= len(body) <= 2:
-            raise MalformedMessage(f"MSG{messageId:02d} body must be a number, not {body!r}")
+            raise MalformedMessage(_("MSG{id:02d} body must be a number, not {body!r}").format(id=messageId, body=body))
         if messageId == MatchStart.ID:
             if int(body) not in (1, 2):
-                raise MalformedMessage(f"MSG07 says who starts with 1 or 2, not {body!r}")
+                raise MalformedMessage(_("MSG07 says who starts with 1 or 2, not {body!r}").format(body=body))
             return MatchStart(int(body))
         return Move(int(body))
     if messageId in (NewGame.ID, GiveUp.ID):
         if body:
-            raise MalformedMessage(f"MSG{messageId:02d} has no body, but {body!r} followed the header")
+            text = _("MSG{id:02d} has no body, but {body!r} followed the header").format(id=messageId, body=body)
+            raise MalformedMessage(text)
         return NewGame() if messageId == NewGame.ID else GiveUp()
-    raise MalformedMessage(f"unknown message id {messageId:02d} (JogoVelha has 01 to 10)")
+    raise MalformedMessage(_("unknown message id {id:02d} (JogoVelha has 01 to 10)").format(id=messageId))
 
 
 def _receivedNick(messageId: int, nick: str) -> str:
     if not nick:
-        raise MalformedMessage(f"MSG{messageId:02d} has an empty nick")
+        raise MalformedMessage(_("MSG{id:02d} has an empty nick").format(id=messageId))
     if "|" in nick:
-        raise MalformedMessage(f"MSG{messageId:02d} nick {nick!r} contains '|'")
+        raise MalformedMessage(_("MSG{id:02d} nick {nick!r} contains '|'").format(id=messageId, nick=nick))
     if not nick.isprintable():
-        raise MalformedMessage(f"MSG{messageId:02d} nick {nick!r} contains control characters")
+        raise MalformedMessage(
+            _("MSG{id:02d} nick {nick!r} contains control characters").format(id=messageId, nick=nick)
+        )
     return nick
 
 
@@ -253,7 +268,7 @@ def decodeDatagram(datagram: bytes) -> DatagramMessage:
     """Decode one UDP datagram; only MSG01–MSG06 travel over UDP."""
     message = decode(datagram.rstrip(UDP_PADDING))
     if isinstance(message, MatchStart | Move | NewGame | GiveUp):
-        raise MalformedMessage(f"MSG{message.ID:02d} belongs on the TCP connection, not in a datagram")
+        raise MalformedMessage(_("MSG{id:02d} belongs on the TCP connection, not in a datagram").format(id=message.ID))
     return message
 
 
@@ -293,7 +308,8 @@ class StreamDecoder:
                 before = bytes(buffer)
                 self._resync()
                 skipped = before[: len(before) - len(buffer)]
-                results.append((skipped, MalformedMessage(f"{header!r} is not the header of a TCP message (07 to 10)")))
+                error = _("{header!r} is not the header of a TCP message (07 to 10)").format(header=header)
+                results.append((skipped, MalformedMessage(error)))
                 continue
             length = int(header[2:])
             if len(buffer) < length:

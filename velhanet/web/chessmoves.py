@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import datetime
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from velhanet.gambit.texts import Texts
 from velhanet.games.chessrecord import ChessRecord, pgnText, resultOf
 from velhanet.watching import Score
 
 if TYPE_CHECKING:
     import chess
+
+    from velhanet.web.hub import GameRecord
 
 
 def numbered(index: int, text: str) -> str:
@@ -48,6 +51,8 @@ class SanList:
     """Each half-move as the page lists it (``1. e4``, ``e5``, ``2. Nf3`` …)."""
     illegal: int | None = None
     """The index of the first move that was not legal (``--no-validate``): shown as it came, and all after it."""
+    ends: dict[str, str] = field(default_factory=dict)
+    """The game's end in each language a page asked for it (L{endIn})."""
 
     def follow(self, moves: Sequence[PlayedMove]) -> list[str]:
         """Translate the moves not translated yet; every move's text as the page lists it."""
@@ -98,3 +103,22 @@ class SanList:
         if result != "*":
             return result, "normal"
         return "*", "unterminated"
+
+    def endIn(self, language: str, score: Score, players: Sequence[str]) -> str:
+        """The end of a Gambit game as a page in ``language`` says it, from its room's ``score`` and the board: the
+        room's own text is in the server's language (Spanish, as the original server's, unless ``--language``)."""
+        said = self.ends.get(language)
+        if said is None:
+            said = self.ends[language] = Texts(language).ended(score, self.record.outcome(), players)
+        return said
+
+
+def stepsOf(record: Callable[[], GameRecord | None]) -> Callable[[int], str]:
+    """A finished chess game's boards, through a weak reference: its record holds their cache, and the cache must
+    not hold the record (a forgotten game is freed at once, not at the cyclic collector's next pass)."""
+    from velhanet.web.boards import chessBoard
+
+    def boardAt(moves: int) -> str:
+        return "" if (alive := record()) is None else chessBoard(alive.san().boardAfter(moves))
+
+    return boardAt

@@ -27,8 +27,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 
 from velhanet.watching import Position, Score, WatchedGame
 from velhanet.web.boards import drawPosition
-from velhanet.web.stream import Request, Stream
-from velhanet.web.texts import SiteTexts
+from velhanet.web.stream import Request, Stream, sendEach
 
 if TYPE_CHECKING:
     from velhanet.web.chessmoves import SanList
@@ -132,12 +131,6 @@ class GameRecord:
         shown = self.san().shown
         return [move.row(text) for move, text in zip(self.moves, shown, strict=True)]
 
-    def chessBoardAt(self, moves: int) -> str:
-        """A finished chess game's board after ``moves`` half-moves (0: the start), for its step bar."""
-        from velhanet.web.boards import chessBoard
-
-        return chessBoard(self.san().boardAfter(moves))
-
     def lastRow(self) -> list[Any]:
         move = self.moves[-1]
         return move.row(self.san().shown[-1]) if self.chess else move.row()
@@ -156,7 +149,14 @@ class GameRecord:
             self._svg = (len(self.moves), self.render() if self.render is not None else "")
         return self._svg[1]
 
-    def summary(self) -> dict[str, Any]:
+    def resultIn(self, language: str) -> str | None:
+        """How the game ended as a page in ``language`` says it: a Gambit game's from its room's score, in that
+        language (L{velhanet.web.chessmoves.SanList.endIn}); any other as its room said it."""
+        if self.result is None or self.score is None or not self.chess:
+            return self.result
+        return self.san().endIn(language, self.score, self.players)
+
+    def summary(self, language: str = "en") -> dict[str, Any]:
         return {
             "id": self.gameId,
             "family": self.family,
@@ -164,13 +164,15 @@ class GameRecord:
             "players": list(self.players),
             "moves": len(self.moves),
             "state": self.state,
-            "result": self.result,
+            "result": self.resultIn(language),
             "startedAt": self.startedAt,
         }
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, language: str = "en") -> dict[str, Any]:
         """The whole game so far: what a late spectator gets first."""
-        return dict(self.summary(), moveList=self.rows(), svg=self.svg(), steps=bool(self.boardAt), paired=self.chess)
+        return dict(
+            self.summary(language), moveList=self.rows(), svg=self.svg(), steps=bool(self.boardAt), paired=self.chess
+        )
 
     def moved(self, text: str) -> None:
         if self.result is not None:
@@ -208,25 +210,17 @@ class GameRecord:
         self.result, self.score = result, score
         self.stopBoard()
         if self.chess:  # a finished chess game can be stepped through, as a replayed one; drawn only when asked
-            self.boardAt = functools.lru_cache(maxsize=8)(_stepsOf(weakref.ref(self)))
+            from velhanet.web.chessmoves import stepsOf
+
+            self.boardAt = functools.lru_cache(maxsize=8)(stepsOf(weakref.ref(self)))
         # The final board is drawn only if someone asks: a server where nobody watches ends dozens of games a
         # second, and a chess board is 5 ms. ``render`` keeps the final position (the rooms' positions hold the
         # board or game, not the players), for at most L{GameHub.keepFinished} games.
         if self.streams:
-            end = {"result": result, "moves": len(self.moves), "svg": self.svg(), "steps": bool(self.boardAt)}
-            self._send(event("end", end))
+            end = {"moves": len(self.moves), "svg": self.svg(), "steps": bool(self.boardAt)}
+            sendEach(self.streams, lambda language: event("end", {"result": self.resultIn(language), **end}))
         self.hub.changed(self)
         self.hub.finished(self)
-
-
-def _stepsOf(record: Callable[[], GameRecord | None]) -> Callable[[int], str]:
-    """A finished chess game's boards, through a weak reference: its record holds their cache, and the cache must
-    not hold the record (a forgotten game is freed at once, not at the cyclic collector's next pass)."""
-
-    def boardAt(moves: int) -> str:
-        return "" if (alive := record()) is None else alive.chessBoardAt(moves)
-
-    return boardAt
 
 
 class GameHub:
@@ -238,11 +232,11 @@ class GameHub:
         maxSpectators: int = MAX_SPECTATORS,
         backlog: int = BACKLOG,
         keepFinished: int = KEEP_FINISHED,
-        language: str = "en",
+        language: str | None = None,
     ) -> None:
         self.clock = clock
-        self.texts = SiteTexts(language)
-        """The site's words, in the game server's language (L{velhanet.web.texts})."""
+        self.language = language
+        """The site's language when the service gives one (``--language``); None: each request's, as it asks."""
         self.maxSpectators = maxSpectators
         self.backlog = backlog
         self.keepFinished = keepFinished
@@ -306,8 +300,8 @@ class GameHub:
         record = self.games.get(gameId)
         return None if record is None or record.hidden else record
 
-    def listing(self) -> list[dict[str, Any]]:
-        return [record.summary() for record in self.games.values() if not record.hidden]
+    def listing(self, language: str = "en") -> list[dict[str, Any]]:
+        return [record.summary(language) for record in self.games.values() if not record.hidden]
 
     def changed(self, record: GameRecord, urgent: bool = True) -> None:
         """Tell the list's spectators: at once for a start or an end, at most every L{listInterval} for moves."""
@@ -328,9 +322,7 @@ class GameHub:
             self._tellList(record)
 
     def _tellList(self, record: GameRecord) -> None:
-        data = event("game", record.summary())
-        for stream in list(self.listStreams):
-            stream.send(data)
+        sendEach(self.listStreams, lambda language: event("game", record.summary(language)))
 
     def stop(self) -> None:
         """The site stops: no list update nor heartbeat is left scheduled."""
@@ -358,19 +350,21 @@ class GameHub:
     def full(self) -> bool:
         return self.spectators >= self.maxSpectators
 
-    def watchList(self, request: Request, abort: Callable[[], None]) -> Stream:
-        """A stream of the list: every visible game first, then each change."""
-        stream = self._open(request, abort, self.listStreams)
-        stream.send(b"retry: 2000\n\n" + event("games", self.listing()))
+    def watchList(self, request: Request, abort: Callable[[], None], language: str = "en") -> Stream:
+        """A stream of the list (its words in ``language``): every visible game first, then each change."""
+        stream = self._open(request, abort, self.listStreams, language)
+        stream.send(b"retry: 2000\n\n" + event("games", self.listing(language)))
         return stream
 
-    def watchGame(self, record: GameRecord, request: Request, abort: Callable[[], None]) -> Stream:
-        """A stream of one game: the whole game so far first, then each move and the end."""
-        stream = self._open(request, abort, record.streams)
-        stream.send(b"retry: 2000\n\n" + event("snapshot", record.snapshot()))
+    def watchGame(
+        self, record: GameRecord, request: Request, abort: Callable[[], None], language: str = "en"
+    ) -> Stream:
+        """A stream of one game (its words in ``language``): the game so far first, then each move and the end."""
+        stream = self._open(request, abort, record.streams, language)
+        stream.send(b"retry: 2000\n\n" + event("snapshot", record.snapshot(language)))
         return stream
 
-    def _open(self, request: Request, abort: Callable[[], None], audience: set[Stream]) -> Stream:
+    def _open(self, request: Request, abort: Callable[[], None], audience: set[Stream], language: str) -> Stream:
         """A stream counted among all streams and in ``audience`` (the list's, or a game's) until it closes."""
 
         def forget(stream: Stream) -> None:
@@ -379,7 +373,7 @@ class GameHub:
             if not self.streams:
                 self._stopHeartbeat()
 
-        stream = Stream(request, abort, forget, self.backlog)
+        stream = Stream(request, abort, forget, self.backlog, language)
         self.streams.add(stream)
         audience.add(stream)
         if self._heartbeat is None:

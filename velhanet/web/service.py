@@ -46,12 +46,12 @@ def withSite(parent: MultiService, web: IService | None, listening: IService | N
 def webSite(options: Any, reactor: Any, report: StartupReport) -> tuple[GameWatcher, IService | None]:
     """The watcher the rooms report to, and the service of the site (None: ``--web`` not given).
 
-    The site speaks the server's language where the family has one (Gambit's ``--language``: its results
-    come in it), English elsewhere.
+    The site speaks the service's ``--language`` when it was given; else each page the language its browser
+    asks for (``Accept-Language``), else the process's (L{velhanet.web.texts.requestLanguage}).
     """
     if not options["web"]:
         return NO_WATCHER, None
     from velhanet.web.site import WebService, webEndpoint
 
-    hub = GameHub(reactor, language=options.get("language") or "en")
+    hub = GameHub(reactor, language=options.get("language") or None)
     return hub, WebService(hub, webEndpoint(options["web"]), reactor, report)

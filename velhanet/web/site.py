@@ -8,6 +8,10 @@ Paths (anything else is a 404 in plain text):
 - ``/game/<id>.pgn``: a chess game in PGN (``application/x-chess-pgn``, a file to download), so far;
 - ``/static/style.css``, ``/static/watch.js``: served from the package.
 
+Each answer speaks its request's language (L{velhanet.web.texts.requestLanguage}: the service's
+``--language``, else the browser's ``Accept-Language``, else the process's) and says which in
+``Content-Language``; unless the service fixed it, ``Vary: Accept-Language`` too.
+
 Read-only by construction: every resource renders GET (and HEAD) only, so
 any other method is answered 405 by C{twisted.web}, and nothing here holds a
 reference that could act on a game: the hub is fed by the rooms and never
@@ -28,10 +32,11 @@ from typing import Any
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 
+from velhanet import i18n
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.web.hub import GameHub, GameRecord
 from velhanet.web.stream import Stream
-from velhanet.web.texts import SiteTexts
+from velhanet.web.texts import SiteTexts, requestLanguage, siteTexts
 
 
 def _asset(name: str) -> bytes:
@@ -76,6 +81,15 @@ class StreamsPerAddress:
         request.notifyFinish().addBoth(release)
 
 
+def textsFor(request: Request, hub: GameHub) -> SiteTexts:
+    """The site's words for ``request`` (L{requestLanguage}), and its answer says which language it speaks."""
+    texts = siteTexts(requestLanguage(request, hub.language))
+    request.setHeader(b"content-language", texts.tag.encode("ascii"))
+    if hub.language is None:  # another Accept-Language gets another answer
+        request.setHeader(b"vary", b"Accept-Language")
+    return texts
+
+
 def _plain(request: Request, code: int, text: str) -> bytes:
     request.setResponseCode(code)
     request.setHeader(b"content-type", b"text/plain; charset=utf-8")
@@ -90,15 +104,19 @@ def _html(request: Request, body: bytes) -> bytes:
     return body
 
 
+def _notFound(request: Request, texts: SiteTexts, key: str, **details: object) -> bytes:
+    return _plain(request, 404, f"404 Not Found: {texts(key).format(**details)}")
+
+
 class NotFound(Resource):
     isLeaf = True
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, hub: GameHub) -> None:
         super().__init__()
-        self.what = what
+        self.hub = hub
 
     def render_GET(self, request: Request) -> bytes:
-        return _plain(request, 404, f"404 Not Found: {self.what}")
+        return _notFound(request, textsFor(request, self.hub), "noSuchPage")
 
 
 def _abort(request: Request) -> None:
@@ -107,21 +125,15 @@ def _abort(request: Request) -> None:
         transport.abortConnection()
 
 
-def _openStream(request: Request, hub: GameHub, perAddress: StreamsPerAddress) -> bool:
+def _openStream(request: Request, texts: SiteTexts, hub: GameHub, perAddress: StreamsPerAddress) -> bool:
     """Headers of an event stream; False (and a 503 written) when the site or this address has all it takes."""
     address = str(getattr(request.getClientAddress(), "host", "?"))
-    crowded = (
-        hub.texts("tooManySpectators")
-        if hub.full()
-        else hub.texts("tooManyStreams")
-        if perAddress.full(address)
-        else ""
-    )
+    crowded = texts("tooManySpectators") if hub.full() else texts("tooManyStreams") if perAddress.full(address) else ""
     if crowded:
         request.setResponseCode(503)
         request.setHeader(b"content-type", b"text/plain; charset=utf-8")
         request.setHeader(b"retry-after", b"30")
-        request.write(f"503 Service Unavailable: {crowded}, {hub.texts('tryLater')}\n".encode())
+        request.write(f"503 Service Unavailable: {crowded}, {texts('tryLater')}\n".encode())
         request.finish()
         return False
     perAddress.holdUntilFinished(request, address)
@@ -151,10 +163,11 @@ class _Watched(Resource):
 
 class ListEvents(_Watched):
     def render_GET(self, request: Request) -> object:
+        texts = textsFor(request, self.hub)
         if request.postpath not in ([], [b""]):
-            return _plain(request, 404, f"404 Not Found: {self.hub.texts('noSuchPage')}")
-        if _openStream(request, self.hub, self.perAddress):
-            _streamUntilGone(request, self.hub.watchList(request, lambda: _abort(request)))
+            return _notFound(request, texts, "noSuchPage")
+        if _openStream(request, texts, self.hub, self.perAddress):
+            _streamUntilGone(request, self.hub.watchList(request, lambda: _abort(request), texts.language))
         return NOT_DONE_YET
 
 
@@ -162,7 +175,7 @@ def _board(request: Request, record: GameRecord, step: bytes, texts: SiteTexts) 
     """A replayed game's board after ``step`` moves; a 404 for a live game or a step it does not have."""
     n = int(step) if step.isdigit() and len(step) <= 6 else -1
     if record.boardAt is None or not 0 <= n <= len(record.moves):
-        return _plain(request, 404, f"404 Not Found: {texts('noSuchBoard')}")
+        return _notFound(request, texts, "noSuchBoard")
     request.setHeader(b"content-type", b"image/svg+xml; charset=utf-8")
     request.setHeader(b"cache-control", b"no-cache")
     request.setHeader(b"x-content-type-options", b"nosniff")
@@ -173,7 +186,7 @@ def _board(request: Request, record: GameRecord, step: bytes, texts: SiteTexts) 
 def _pgn(request: Request, record: GameRecord, texts: SiteTexts) -> bytes:
     """A chess game in PGN, as a file to download; a 404 for a game of another family."""
     if not record.chess:
-        return _plain(request, 404, f"404 Not Found: {texts('noPgn')}")
+        return _notFound(request, texts, "noPgn")
     host = (request.getHeader("host") or "").strip()
     site = host if host.isprintable() and 0 < len(host) <= 100 else "?"
     white, black = (*record.players, "?", "?")[:2]
@@ -188,44 +201,41 @@ def _pgn(request: Request, record: GameRecord, texts: SiteTexts) -> bytes:
 class GamePage(_Watched):
     """``/game/<id>``, ``/game/<id>/events``, ``/game/<id>/board/<n>`` and ``/game/<id>.pgn``."""
 
-    def __init__(self, hub: GameHub, perAddress: StreamsPerAddress) -> None:
-        super().__init__(hub, perAddress)
-        self.page = hub.texts.page(GAME)
-
     def render_GET(self, request: Request) -> object:
         path = request.postpath or []
         name = path[0].decode("ascii", "replace") if path else ""
         pgn = len(path) == 1 and name.endswith(".pgn")
         gameId = name.removesuffix(".pgn") if pgn else name
         record = self.hub.visible(gameId) if gameId.isdigit() and len(gameId) <= 12 else None
+        texts = textsFor(request, self.hub)
         if record is None:
-            return _plain(request, 404, f"404 Not Found: {self.hub.texts('noSuchGame').format(game=repr(gameId[:40]))}")
+            return _notFound(request, texts, "noSuchGame", game=repr(gameId[:40]))
         if pgn:
-            return _pgn(request, record, self.hub.texts)
+            return _pgn(request, record, texts)
         if path[1:] in ([], [b""]):
-            return _html(request, self.page)
+            return _html(request, texts.page(GAME))
         if len(path) == 3 and path[1] == b"board":
-            return _board(request, record, path[2], self.hub.texts)
+            return _board(request, record, path[2], texts)
         if path[1:] != [b"events"]:
-            return _plain(request, 404, f"404 Not Found: {self.hub.texts('noSuchPage')}")
-        if _openStream(request, self.hub, self.perAddress):
-            _streamUntilGone(request, self.hub.watchGame(record, request, lambda: _abort(request)))
+            return _notFound(request, texts, "noSuchPage")
+        if _openStream(request, texts, self.hub, self.perAddress):
+            _streamUntilGone(request, self.hub.watchGame(record, request, lambda: _abort(request), texts.language))
         return NOT_DONE_YET
 
 
 class Static(Resource):
     isLeaf = True
 
-    def __init__(self, texts: SiteTexts) -> None:
+    def __init__(self, hub: GameHub) -> None:
         super().__init__()
-        self.texts = texts
+        self.hub = hub
 
     def render_GET(self, request: Request) -> bytes:
         path = request.postpath or []
         name = path[0] if len(path) == 1 else b""
         asset = ASSETS.get(name)
         if asset is None:
-            return _plain(request, 404, f"404 Not Found: {self.texts('noSuchFile')}")
+            return _notFound(request, textsFor(request, self.hub), "noSuchFile")
         request.setHeader(b"content-type", asset[0])
         request.setHeader(b"cache-control", b"max-age=300")
         return asset[1]
@@ -235,19 +245,28 @@ class Root(Resource):
     def __init__(self, hub: GameHub, perAddress: StreamsPerAddress | None = None) -> None:
         super().__init__()
         perAddress = perAddress or StreamsPerAddress()
-        self.page = hub.texts.page(INDEX)
+        self.hub = hub
         self.putChild(b"events", ListEvents(hub, perAddress))
         self.putChild(b"game", GamePage(hub, perAddress))
-        self.putChild(b"static", Static(hub.texts))
-        self.texts = hub.texts
+        self.putChild(b"static", Static(hub))
+
+    @property
+    def page(self) -> bytes:
+        """The list of games in the site's own language (the service's, else the process's): for a page that
+        cannot ask its request (L{listPage} can)."""
+        return siteTexts(self.hub.language or i18n.current().code).page(INDEX)
+
+    def listPage(self, request: Request) -> bytes:
+        """The list of games, in the language of ``request``."""
+        return textsFor(request, self.hub).page(INDEX)
 
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path == b"" and not request.postpath:
             return self
-        return NotFound(self.texts("noSuchPage"))
+        return NotFound(self.hub)
 
     def render_GET(self, request: Request) -> bytes:
-        return _html(request, self.page)
+        return _html(request, self.listPage(request))
 
 
 def spectatorSite(hub: GameHub, perAddress: StreamsPerAddress | None = None) -> Site:

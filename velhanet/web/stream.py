@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import typing
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from twisted.internet.interfaces import IPushProducer
 from twisted.logger import Logger
 from zope.interface import implementer
+
+from velhanet.i18n import _
 
 log = Logger(namespace="velhanet.web")
 
@@ -39,8 +41,17 @@ class Stream:
     TCP gives up).
     """
 
-    def __init__(self, request: Request, abort: Callable[[], None], forget: Callable[[Stream], None], backlog: int):
+    def __init__(
+        self,
+        request: Request,
+        abort: Callable[[], None],
+        forget: Callable[[Stream], None],
+        backlog: int,
+        language: str = "en",
+    ):
         self.request = request
+        self.language = language
+        """The language of the page it feeds: the words of its events (a Gambit game's end) are in it."""
         self.abort = abort
         self.forget = forget
         self.backlog = backlog
@@ -54,7 +65,7 @@ class Stream:
             return
         if self.paused or self.pending:
             if len(self.pending) >= self.backlog:
-                log.info("spectator dropped: {count} events waiting", count=len(self.pending))
+                log.info(_("spectator dropped: {count} events waiting"), count=len(self.pending))
                 self.drop()
                 return
             self.pending.append(data)
@@ -87,6 +98,16 @@ class Stream:
             self.pending.clear()
             self.forget(self)
             self.request, self.abort = _GONE, _nothing
+
+
+def sendEach(streams: Iterable[Stream], make: Callable[[str], bytes]) -> None:
+    """``make(language)`` to each stream, in its language: made once per language, the same bytes to each."""
+    made: dict[str, bytes] = {}
+    for stream in list(streams):
+        data = made.get(stream.language)
+        if data is None:
+            data = made[stream.language] = make(stream.language)
+        stream.send(data)
 
 
 class _Gone:
