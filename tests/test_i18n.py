@@ -31,16 +31,19 @@ EXPECTED_PLURAL_FORMS = {
 }
 
 
-def extracted() -> dict[str | tuple[str, str], str]:
+Text = tuple[str | tuple[str, str], str | None]
+"""A text of the code: its message (a plural's two), and its context (``pgettext``) or None."""
+
+
+def extracted() -> dict[Text, str]:
     """Every text marked in velhanet's code, with where it is, as ``pybabel extract -F babel.cfg`` finds them."""
     with (ROOT / "babel.cfg").open() as config:
         methodMap, optionsMap = parse_mapping_cfg(config)
-    texts: dict[str | tuple[str, str], str] = {}
-    for filename, line, message, _comments, _context in extract_from_dir(
-        str(ROOT), methodMap, optionsMap, keywords={"_": None, "ngettext": (1, 2), "N_": None}
-    ):
+    texts: dict[Text, str] = {}
+    keywords = {"_": None, "ngettext": (1, 2), "N_": None, "pgettext": ((1, "c"), 2)}
+    for filename, line, message, _comments, context in extract_from_dir(str(ROOT), methodMap, optionsMap, keywords):
         key = message if isinstance(message, str) else (message[0], message[1])
-        texts.setdefault(key, f"{filename}:{line}")
+        texts.setdefault((key, context), f"{filename}:{line}")
     return texts
 
 
@@ -59,15 +62,16 @@ class CatalogTests(unittest.TestCase):
 
     def test_theCodeHasTextsToTranslate(self) -> None:
         self.assertGreater(len(self.texts), 100)
-        self.assertIn("{program}: not started: {reason}; the log is {where}", self.texts)
+        self.assertIn(("{program}: not started: {reason}; the log is {where}", None), self.texts)
+        self.assertIn(("discovery", "rule group"), self.texts, "the checks' sections, for the class page")
 
     def test_everyCatalogIsComplete(self) -> None:
         problems = []
         for locale in i18n.CATALOGS.values():
             with catalogPath(locale).open("rb") as source:
                 catalog = read_po(source, locale=locale)
-            for key, where in self.texts.items():
-                message = catalog.get(key[0] if isinstance(key, tuple) else key)
+            for (key, context), where in self.texts.items():
+                message = catalog.get(key[0] if isinstance(key, tuple) else key, context=context)
                 if message is None or not message.string or not all(message.string):
                     problems.append(f"{locale}: untranslated {key!r} ({where})")
                     continue
@@ -141,7 +145,7 @@ class ChoiceTests(unittest.TestCase):
     def test_pluralForms(self) -> None:
         """Brazilian Portuguese says 0 in the singular, German in the plural."""
         singular, plural = "{n} game", "{n} games"
-        self.assertIn((singular, plural), CatalogTests.texts, "the code counts games")
+        self.assertIn(((singular, plural), None), CatalogTests.texts, "the code counts games")
         counts = {}
         for code in ("pt", "de", "en"):
             speaking(self, code)

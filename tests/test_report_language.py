@@ -182,6 +182,7 @@ class GradeInGermanTests(SynchronousTestCase):
         self.assertIn("<title>velhanet-grade gambit: 3 Studierende</title>", matrix)
         self.assertIn("<th>bestanden von</th>", matrix)
         self.assertIn("Jede Zelle verweist auf die Regel", matrix)
+        self.assertIn('class="group">Anlegen und Beitreten</th>', matrix)
         # the history in another language: what changed is told from the rules' ids, in the words of this run
         history = subprocess.run(
             [PYTHON, "-m", "velhanet.conformance.grade", "history", str(out), "bo", "--language", "pt"],
@@ -227,6 +228,8 @@ class InProcessTests(SynchronousTestCase):
         self.assertIn('<th rowspan="2">aluno</th>', page)
         self.assertIn('<th rowspan="2">veredito</th>', page)
         self.assertIn("velhanet-grade gambit: 1 aluno</title>", page)
+        self.assertIn('class="group">criação e entrada</th>', page, "the rules' groups, from the checks' sections")
+        self.assertIn('class="group">robustez</th>', page)
 
     def test_theDeadlineErrorInSpanish(self) -> None:
         from velhanet.submissions import parseDeadline

@@ -57,6 +57,10 @@ class Language:
     def ngettext(self, singular: str, plural: str, count: int) -> str:
         return self._translations.ngettext(singular, plural, count)
 
+    def pgettext(self, context: str, message: str) -> str:
+        """``message`` as it reads in ``context``: a short word whose translation depends on where it stands."""
+        return self._translations.pgettext(context, message)
+
     def __repr__(self) -> str:
         return f"<Language {self.code}>"
 
@@ -144,6 +148,11 @@ def _(message: str) -> str:
 def ngettext(singular: str, plural: str, count: int) -> str:
     """The singular or plural text for ``count``, as the language's plural forms decide (then ``.format(n=count)``)."""
     return current().ngettext(singular, plural, count)
+
+
+def pgettext(context: str, message: str) -> str:
+    """``message`` in ``context`` (a catalog's ``msgctxt``), in the language this process speaks."""
+    return current().pgettext(context, message)
 
 
 def N_(message: str) -> str:

@@ -3,8 +3,10 @@
 A conformance check states its rule in its docstring's first line (what
 ``velhanet-check`` prints beside PASS or FAIL); a docstring cannot be wrapped
 in ``_()``, so this extractor adds the first line of every function decorated
-``@rule(…)`` to what Babel's own Python extractor finds. ``babel.cfg`` names
-it; the runner translates the line where it shows it.
+``@rule(…)`` to what Babel's own Python extractor finds, and, in a module
+of such checks, the names of its sections (``# -- discovery --``: the class
+page's groups of rules). ``babel.cfg`` names it; the runner and the class
+page translate them where they show them.
 """
 
 from __future__ import annotations
@@ -34,10 +36,28 @@ def ruleTexts(source: bytes) -> Iterator[tuple[int, str]]:
                 yield node.body[0].lineno, docstring.strip().splitlines()[0]
 
 
+def sectionNames(source: bytes) -> Iterator[tuple[int, str]]:
+    """(line, name) of every section comment (``# -- discovery --``) of a module's source, named as the class page
+    names it."""
+    from velhanet.conformance.classpage import sectionName
+
+    for number, line in enumerate(source.decode("utf-8").splitlines(), 1):
+        name = sectionName(line)
+        if name:
+            yield number, name
+
+
 def extract(fileobj: IO[bytes], keywords: Any, commentTags: list[str], options: dict[str, Any]) -> Iterator[Message]:
     """Babel's Python extraction of ``fileobj``, then its rules' texts (Babel calls it as ``extract_python``)."""
     found: Iterator[Any] = extract_python(fileobj, keywords, commentTags, options)  # type: ignore[arg-type]
     yield from found
     fileobj.seek(0)
-    for line, text in ruleTexts(fileobj.read()):
+    source = fileobj.read()
+    rules = list(ruleTexts(source))
+    for line, text in rules:
         yield line, "", text, ["the rule a conformance check tests, shown beside its verdict"]
+    if rules:
+        from velhanet.conformance.classpage import RULE_GROUP
+
+        for line, name in sectionNames(source):
+            yield line, "pgettext", (RULE_GROUP, name), ["a group of conformance rules, a heading of the class page"]

@@ -18,9 +18,12 @@ from urllib.parse import quote
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
 from velhanet.conformance.htmlreport import COLOURS, pageStart
 from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
-from velhanet.i18n import _, ngettext
+from velhanet.i18n import _, ngettext, pgettext
 
 SECTION = re.compile(r"^\s*# -- (.+?) -+\s*$")
+
+RULE_GROUP = "rule group"
+"""The catalogs' context of a section's name (``velhanet.i18nextract`` extracts the names in it)."""
 
 SHORT = {PASS: "pass", FAIL: "FAIL", WARN: "warn", SKIP: "skip", NOT_RUN: "n/r"}
 """The verdicts in the matrix's cells: the verdict tokens, short (not translated, as PASS and FAIL are not)."""
@@ -31,6 +34,12 @@ class Column:
     group: str
     anchor: str
     rule: str
+
+
+def sectionName(line: str) -> str | None:
+    """The name of the section a source line opens (``# -- robustness (may stop …) --``: ``robustness``), if any."""
+    found = SECTION.match(line)
+    return found.group(1).split("(")[0].strip() if found else None
 
 
 def columnsOf(family: str) -> list[Column]:
@@ -46,9 +55,9 @@ def columnsOf(family: str) -> list[Column]:
             line = method.__code__.co_firstlineno
             lines, _ = inspect.getsourcelines(inspect.getmodule(method))  # type: ignore[arg-type]
             for source in reversed(lines[: line - 1]):
-                found = SECTION.match(source)
-                if found:
-                    group = found.group(1).split("(")[0].strip()
+                name = sectionName(source)
+                if name:
+                    group = name
                     break
         placed.append((line, Column(group, anchor, text)))
     placed.sort(key=lambda pair: pair[0])  # as the checks are written, which is as the doc lists the rules
@@ -74,7 +83,7 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
     parts = [
         *pageStart(title, STYLE),
         f'<div class="scroll"><table class="matrix"><thead><tr><th rowspan="2">{student}</th>',
-        *(f'<th colspan="{span}" class="group">{escape(_(name))}</th>' for name, span in groups),
+        *(f'<th colspan="{span}" class="group">{escape(pgettext(RULE_GROUP, name))}</th>' for name, span in groups),
         f'<th rowspan="2">{verdict}</th></tr><tr>',
         *(f'<th class="rule" title="{escape(_(c.rule))}"><span>{escape(c.anchor)}</span></th>' for c in columns),
         "</tr></thead><tbody>",
