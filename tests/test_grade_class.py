@@ -216,7 +216,8 @@ class HistoryTests(SynchronousTestCase):
         )
         third = grade("gambit", str(folder), "--out", str(out), "--workers", "1")
         # A version graded before says so, and still what it changed, and its page keeps the commands.
-        self.assertRegex(third.stdout, r"unchanged since \d{4}-\d\d-\d\d \(same version\); then since version")
+        remembered = r"unchanged since \d{4}-\d\d-\d\d \(same version\); when it was graded: since version"
+        self.assertRegex(third.stdout, remembered)
         self.assertIn("broke: gambit-back-to-back", third.stdout)
         kept = json.loads((out / "bo.json").read_text())
         commands = [rule["reproduce"] for rule in kept["rules"] if rule["id"] == "gambit-back-to-back"]

@@ -154,7 +154,7 @@ class ClassGrading:
         graded, report = earlier
         change = _("unchanged since {day} (same version)").format(day=graded.day)
         if graded.change:
-            change += _("; then {change}").format(change=graded.change)
+            change += _("; when it was graded: {change}").format(change=graded.change)
         self.reproducible(submission, report)
         self.lines[submission.student] = ClassLine(submission, report, change)
         self.write(self.lines[submission.student], None, fresh=False)

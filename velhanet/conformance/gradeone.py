@@ -117,7 +117,7 @@ def gradeOne(
     arguments: list[str] = []
     shared: list[Path] = []
     if family in ("gambit", "socha"):
-        values["port"] = str(freePort())
+        values["port"], values["address"] = str(freePort()), "127.0.0.1"  # where the checker connects
         arguments = ["--target", f"127.0.0.1:{values['port']}"]
     elif family == "gobang":
         values["fifo_dir"] = tempfile.mkdtemp(prefix="velhanet-grade-")

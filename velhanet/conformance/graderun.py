@@ -150,7 +150,8 @@ class GradeRun:
                 ).format(seconds=gone.seconds, n=left)
             ) from None
         finally:
-            print("", file=self.progressTo, flush=True)
+            if self.progressTo.isatty():
+                print("", file=self.progressTo, flush=True)  # the line redrawn ends
 
     def stop(self) -> None:
         """Ctrl-C: what runs is cancelled, what was graded is kept."""
@@ -169,9 +170,16 @@ class GradeRun:
         workers = self.pool.workers()
         running = min(self.pool.inFlight, workers)
         left = (self.total - self.done) * elapsed / self.done if self.done else 0.0
-        estimate = _("left ~{minutes:.0f} min").format(minutes=left / 60) if self.done else _("left: after the first")
+        if not self.done:
+            estimate = _("left: after the first")
+        elif left < 120:  # a small class: "~0 min" would say nothing
+            estimate = _("left ~{seconds:.0f} s").format(seconds=left)
+        else:
+            estimate = _("left ~{minutes:.0f} min").format(minutes=left / 60)
         said = _("graded {done}/{total}  running {running}  {estimate}  workers {workers}").format(
             done=self.done, total=self.total, running=running, estimate=estimate, workers=workers
         )
-        line = f"\r{said}   "
-        print(line, end="", file=self.progressTo, flush=True)
+        if self.progressTo.isatty():  # one line, redrawn
+            print(f"\r{said}   ", end="", file=self.progressTo, flush=True)
+        else:  # a log file: a line each
+            print(said, file=self.progressTo, flush=True)
