@@ -1,4 +1,4 @@
-"""The layering rule: games and bots never import Twisted."""
+"""The layering rules: games and bots never import Twisted, no import circles, modules that fit in a head."""
 
 from __future__ import annotations
 
@@ -64,6 +64,37 @@ class LayerTests(SynchronousTestCase):
                     reaching[f"{family}/{path.name}"] = web
         self.assertEqual(reaching, {})
         self.assertIn("velhanet.watching", importsOf(PACKAGE / "gambit" / "room.py"))
+
+    def test_noImportCircles(self) -> None:
+        """No module of velhanet reaches itself through its imports, a type-only or a function's import included
+        (a circle of types is still two modules that cannot be read apart)."""
+        modules = {}
+        for path in sorted(PACKAGE.rglob("*.py")):
+            parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+        graph = {
+            name: sorted(n for n in importsOf(path) if n in modules and n != name) for name, path in modules.items()
+        }
+        circles = []
+        for start in graph:  # a path back to start through the graph, depth first
+            trail, todo, seen = {start: ""}, [start], {start}
+            while todo:
+                here = todo.pop()
+                for there in graph[here]:
+                    if there == start:
+                        loop, at = [start], here
+                        while at != start:
+                            loop.append(at)
+                            at = trail[at]
+                        circles.append(" -> ".join(reversed(loop)))
+                        todo = []
+                        break
+                    if there not in seen:
+                        seen.add(there)
+                        trail[there] = here
+                        todo.append(there)
+        self.assertGreater(len(graph), 100)
+        self.assertEqual(circles, [])
 
     def test_modulesFitInAHead(self) -> None:
         """Up to 400 lines, or 700 for a module that holds one automat machine with its inputs and core.

@@ -27,8 +27,6 @@ from velhanet.watching import Score
 if TYPE_CHECKING:
     import chess
 
-    from velhanet.web.hub import GameRecord
-
 
 def numbered(index: int, text: str) -> str:
     """Half-move ``index`` (0: White's first) as the page lists it: ``1. e4`` for White, ``e5`` for Black."""
@@ -113,7 +111,13 @@ class SanList:
         return said
 
 
-def stepsOf(record: Callable[[], GameRecord | None]) -> Callable[[int], str]:
+class KeepsSan(typing.Protocol):
+    """A game that keeps its moves in SAN (``hub.GameRecord``)."""
+
+    def san(self) -> SanList: ...
+
+
+def stepsOf(record: Callable[[], KeepsSan | None]) -> Callable[[int], str]:
     """A finished chess game's boards, through a weak reference: its record holds their cache, and the cache must
     not hold the record (a forgotten game is freed at once, not at the cyclic collector's next pass)."""
     from velhanet.web.boards import chessBoard
