@@ -184,7 +184,7 @@ class ClientLanguageTests(SynchronousTestCase):
         first = ana.readLine()
         self.assertRegex(first, r"^Partida [0-9a-f]{4} creada; juegas con blancas\. Dile a tu oponente que ejecute:")
         gameId = first.split()[1]
-        self.assertIn(f"gambit-client --user NAME --game {gameId} --port {port}", ana.readLine())
+        self.assertIn(f"gambit-client --user NOMBRE --game {gameId} --port {port}", ana.readLine())
         self.assertEqual(ana.readLine(), "Esperando a tu oponente ...\n")
         bo = Child(self, [*client, "--user", "bo", "--game", gameId], environment=german)
         self.assertEqual(bo.readLine(), f"Trete der Partie {gameId} als bo bei ...\n")

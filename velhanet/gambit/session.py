@@ -409,7 +409,8 @@ def _buildSession() -> TypeMachine[Session, SessionCore]:
     def created(inputs: Session, core: SessionCore, args: str) -> None:
         core.gameId = args
         core.say(_("Game {game} created; you play White. Tell your opponent to run:").format(game=args))
-        core.say(f"    gambit-client --user NAME --game {args}{core.serverOptions}")
+        name = _("NAME")  # in a command line the reader types: "gambit-client --user NAME"
+        core.say(f"    gambit-client --user {name} --game {args}{core.serverOptions}")
         core.say(_("Waiting for your opponent ..."))
 
     @creating.upon(Session.error).to(over)
