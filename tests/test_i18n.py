@@ -138,7 +138,7 @@ class ChoiceTests(unittest.TestCase):
 
     def test_theProcessSpeaksWhatItIsTold(self) -> None:
         speaking(self, "de")
-        self.assertEqual(_("standard output"), "die Standardausgabe")
+        self.assertEqual(_("standard output"), "Standardausgabe")
         speaking(self, "es")
         self.assertEqual(_("standard output"), "la salida estándar")
 
