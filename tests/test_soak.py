@@ -12,8 +12,9 @@ asserts what it saw:
   handshake, stream is freed at once, by reference counting);
 - what was allocated from the reference round on and is still alive at the end stays under
   L{BYTES_PER_GAME} a game of the measured rounds, plus L{SLACK} for what a process keeps whatever it
-  does (dictionaries that grew a size, the reactor's heap of cancelled timers): a leak of a kilobyte a
-  game fails (shown by hand, with a kilobyte kept per finished game in each service's room).
+  does (dictionaries that grew a size, small bounded caches); the reactor's cancelled timers, which Twisted
+  leaves in its heap for a while, are dropped before each snapshot: a leak of a kilobyte a game fails
+  (shown by hand, with a kilobyte kept per finished game in each service's room).
 
 ``benchmarks/soak.py`` without ``--inside`` is the long version, against a ``twistd`` process, in resident
 memory (``docs/performance.md``, *a semester's memory*).
