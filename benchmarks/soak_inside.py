@@ -81,12 +81,9 @@ which of them have a board drawn (15 kB of SVG) and their moves as chess boards 
 spectators opened. The chess library's allocations are left out; the records that hold them are counted."""
 
 
-WARM_GAMES = {"web": 64, "velha": 24}
+WARM_GAMES = {"web": 64}
 """Games the warm-up plays at least, in as many rounds as that takes (else one round): more than the spectators'
-site keeps finished (32), so that the reference round starts with that cache full; for a velha peer, enough
-series that the small bounded allocations around its log lines (some 400 blocks of 55 bytes, under the
-formatting of a log line's time; the count stops growing after some 30 series) have reached their level,
-which one round on a busy machine (6 series) did not."""
+site keeps finished (32), so that the reference round starts with that cache full."""
 
 
 @dataclass
