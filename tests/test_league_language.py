@@ -219,8 +219,8 @@ class RunLanguageTests(SynchronousTestCase):
 
     def test_aWorkerOfAnotherVersionIsNamedInTheCommandsLanguage(self) -> None:
         """The worker raises the facts; the command, reading them, says them in its own language."""
-        raised = pickle.loads(pickle.dumps(WrongVersion("tcp://10.0.0.2:40002", "0.0.9+0123456789", "0.1.0+abc")))
+        raised = pickle.loads(pickle.dumps(WrongVersion("tcp://198.18.0.2:40002", "0.0.9+0123456789", "0.1.0+abc")))
         speaking(self, "de")
         self.assertEqual(
-            str(raised), "der Worker unter tcp://10.0.0.2:40002 hat velhanet 0.0.9+0123456789, der Lauf 0.1.0+abc"
+            str(raised), "der Worker unter tcp://198.18.0.2:40002 hat velhanet 0.0.9+0123456789, der Lauf 0.1.0+abc"
         )

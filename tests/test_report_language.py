@@ -184,10 +184,8 @@ class GradeInGermanTests(SynchronousTestCase):
         self.assertIn("Jede Zelle verweist auf die Regel", matrix)
         self.assertIn('class="group">Anlegen und Beitreten</th>', matrix)
         # the history in another language: what changed is told from the rules' ids, in the words of this run
-        history = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.grade", "history", str(out), "bo", "--language", "pt"],
-            env=ENVIRONMENT, capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+        command = [PYTHON, "-m", "velhanet.conformance.grade", "history", str(out), "bo", "--language", "pt"]
+        history = subprocess.run(command, env=ENVIRONMENT, capture_output=True, text=True, check=True).stdout
         self.assertIn("primeira versão avaliada", history)
         self.assertIn("12 aprovadas, 1 reprovada, 0 aviso, 0 não executada", history)  # pt_BR: 0 is singular
         self.assertIn("    reprovadas: gambit-back-to-back", history)
