@@ -37,6 +37,9 @@ CATALOGS: Final[Mapping[str, str]] = {"pt": "pt_BR", "es": "es", "de": "de"}
 ENVIRONMENT_VARIABLES: Final = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 """Where gettext looks for the language, in its order: the first one set decides."""
 
+TAGS: Final[Mapping[str, str]] = {"pt": "pt-BR"}
+"""A language as a page's ``lang`` and ``Content-Language`` name it, where that is not its code (Brazil's)."""
+
 LANGUAGE_HELP: Final = "the language velhanet speaks: pt, es, de or en [default: from LANGUAGE, LC_ALL, LANG]"
 """``--language`` of a twistd plugin, whose usage writes a default as ``[default: X]``."""
 
@@ -49,6 +52,7 @@ class Language:
 
     def __init__(self, code: str, translations: gettext.NullTranslations) -> None:
         self.code = code
+        self.tag = TAGS.get(code, code)
         self._translations = translations
 
     def gettext(self, message: str) -> str:

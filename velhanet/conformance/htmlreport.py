@@ -19,8 +19,6 @@ from velhanet.i18n import N_, _, current, ngettext
 
 COLOURS = {PASS: "#1a7f37", FAIL: "#cf222e", WARN: "#9a6700", SKIP: "#57606a", NOT_RUN: "#6e7781"}
 
-HTML_LANGUAGES = {"pt": "pt-BR"}
-"""A page's ``lang`` where it is not the language's code: velhanet's Portuguese is Brazil's."""
 
 LANGUAGE_NAMES = {"pt": N_("Portuguese"), "es": N_("Spanish"), "de": N_("German"), "en": N_("English")}
 """The original texts' languages, as a report names them."""
@@ -119,10 +117,9 @@ def htmlReport(report: Report, program: str = "", facts: Sequence[tuple[str, str
 def pageStart(title: str, style: str) -> list[str]:
     """The head of a self-contained page (its styles inline, readable on a phone) and its heading, in the
     language this process speaks."""
-    code = current().code
     return [
         "<!DOCTYPE html>",
-        f'<html lang="{HTML_LANGUAGES.get(code, code)}"><head><meta charset="utf-8">',
+        f'<html lang="{current().tag}"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{style}</style></head><body>",
         f"<h1>{escape(title)}</h1>",

@@ -41,6 +41,7 @@ from velhanet.socha.replay import ReplayedGame
 from velhanet.socha.replayservice import ReplayLibrary
 from velhanet.web.hub import GameHub, GameRecord
 from velhanet.web.site import CONTENT_SECURITY_POLICY, Root, webEndpoint
+from velhanet.web.texts import requestLanguage
 
 RESCAN = 2.0
 
@@ -129,9 +130,7 @@ class StandingsCache:
 def pageLanguage(request: Request) -> i18n.Language:
     """The language of a page for this request: the browser's ``Accept-Language`` if velhanet speaks one it
     asks for, else the language of the command (``--language``, or its environment)."""
-    header = request.getHeader(b"accept-language")
-    code = i18n.fromAcceptLanguage(header.decode("latin-1") if isinstance(header, bytes) else header)
-    return i18n.language(code) if code is not None else i18n.current()
+    return i18n.language(requestLanguage(request))
 
 
 def _served(request: Request, page: str | bytes, language: i18n.Language | None = None) -> bytes:

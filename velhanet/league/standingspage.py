@@ -48,9 +48,6 @@ CAUSE_WORDS = {
 """The database's loss kinds (``Outcome.lossKind``; empty for a regular loss) in a class's words (translated
 where a page shows them)."""
 
-HTML_LANGUAGES = {"pt": "pt-BR"}
-"""``<html lang>`` of a language whose catalog is a country's (velhanet's Portuguese is Brazil's)."""
-
 
 def _language(language: i18n.Language | None) -> i18n.Language:
     return language if language is not None else i18n.current()
@@ -91,7 +88,7 @@ def gamesHref(player: str | None = None) -> str:
 
 
 def _page(title: str, refresh: bool, body: Iterable[str], language: i18n.Language) -> str:
-    code = HTML_LANGUAGES.get(language.code, language.code)
+    code = language.tag
     head = [
         "<!DOCTYPE html>",
         f'<html lang="{code}"><head><meta charset="utf-8">',

@@ -85,9 +85,6 @@ SCRIPT_WORDS: Final = (
 )
 """The words ``watch.js`` shows, given to it in the page (``chess``: the Gambit game type's name)."""
 
-TAGS: Final = {"pt": "pt-BR"}
-"""A page's language as HTML's ``lang`` and ``Content-Language`` say it, where it is not the code (Brazil's)."""
-
 
 def requestLanguage(request: Any, fixed: str | None = None) -> str:
     """The language of the answer to ``request``: ``fixed`` (the service's ``--language``), else the browser's
@@ -105,7 +102,7 @@ class SiteTexts:
     def __init__(self, language: str = "en") -> None:
         self.words = i18n.language(language)
         self.language = self.words.code
-        self.tag = TAGS.get(self.language, self.language)
+        self.tag = self.words.tag
         """The page's ``lang`` and ``Content-Language``."""
         self._pages: dict[bytes, bytes] = {}
 

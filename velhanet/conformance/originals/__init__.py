@@ -24,8 +24,6 @@ HERE = Path(__file__).resolve().parent
 DOCS = {"velha": "velha", "gambit": "gambit", "gobang": "gobang", "socha": "socha", "socha-player": "socha"}
 """The doc of each family (``docs/<name>.md``): socha-player's rules are in socha's."""
 
-LANGUAGES = {"pt": "Portuguese", "es": "Spanish", "de": "German", "en": "English"}
-
 
 @dataclass(frozen=True)
 class Original:
@@ -41,10 +39,6 @@ class Original:
     @property
     def decisionReference(self) -> str:
         return f"docs/{self.doc}.md#{self.decision}" if self.decision else ""
-
-    @property
-    def languageName(self) -> str:
-        return LANGUAGES.get(self.language, self.language)
 
 
 @functools.cache
