@@ -21,6 +21,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, ROOT
 from velhanet.cluster.archive import folderVersion
+from velhanet.cluster.pool import DaskEngine
 from velhanet.cluster.workers import RunRefused, codeVersion, localCluster
 from velhanet.conformance.graderun import GradeRun
 from velhanet.conformance.history import History, changes
@@ -31,7 +32,7 @@ from velhanet.sandbox.limits import SandboxSettings
 from velhanet.submissions import Submission
 
 BROKEN_GAMBIT = ROOT / "tests" / "broken" / "gambit_server.py"
-DRAWN = re.compile(r"'[0-9a-f]{4}'|\b\d{4,5}\b")
+DRAWN = re.compile(r"'(game-)?[0-9a-f]{4}'|\b\d{4,5}\b")
 TWISTD = f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile="
 
 
@@ -82,6 +83,8 @@ def git(folder: Path, *arguments: str, when: str = "") -> str:
 
 class ParallelTests(SynchronousTestCase):
     def test_fourAtOnceGiveTheSequentialVerdicts(self) -> None:
+        """The same deterministic stand-ins graded one at a time and four at a time: the same JSON verdicts,
+        every rule's status and reason (a dying server's, a missing command's and an empty folder's too)."""
         root = Path(self.mktemp()).resolve()
         folder = makeClass(
             root / "class",
@@ -91,6 +94,10 @@ class ParallelTests(SynchronousTestCase):
                 "cy": broken("gambit-back-to-back"),
                 "dan": broken("gambit-end"),
                 "eve": "./no-such-server --port {port}",
+                "gil": broken("gambit-create"),
+                "hal": broken("gambit-disconnect"),
+                "ivy": broken("gambit-move-outside"),  # it dies: every later check NOT RUN
+                "jo": broken("dies-on-unknown-join"),
             },
         )
         (folder / "fay").mkdir()  # no velhanet-run
@@ -100,7 +107,8 @@ class ParallelTests(SynchronousTestCase):
         self.assertEqual(four.returncode, 1, four.stdout + four.stderr)
         self.assertIn("on this machine, 4 at a time", four.stdout)
         sequential, parallel = verdicts(root / "one"), verdicts(root / "four")
-        self.assertEqual(sorted(sequential), ["ana", "bo", "cy", "dan", "eve", "fay"])
+        self.assertEqual(sorted(sequential), ["ana", "bo", "cy", "dan", "eve", "fay", "gil", "hal", "ivy", "jo"])
+        self.maxDiff = None
         self.assertEqual(parallel, sequential)
         failed = {s: [r for r, status, _ in rules if status == "FAIL"] for s, rules in parallel.items()}
         self.assertEqual(failed["bo"], ["gambit-join-unknown"])
@@ -110,7 +118,7 @@ class ParallelTests(SynchronousTestCase):
         self.assertIn(["cy", "dir"], table)
         workers = {json.loads((root / "four" / f"{s}.json").read_text())["grading"]["worker"] for s in sequential}
         self.assertGreater(len(workers), 1, "four workers, more than one of them graded")
-        self.assertIn("graded 6/6", four.stderr, "the progress line")
+        self.assertIn("graded 10/10", four.stderr, "the progress line")
 
     def test_twoVelhaPeersAtOnceNeverSeeEachOther(self) -> None:
         """Two JogoVelha peers on the protocol's port, each also sending to the other's address: graded at the
@@ -165,7 +173,7 @@ class ClusterTests(SynchronousTestCase):
         submissions = [(n, Submission(name, folder, f"v{n}")) for n, name in enumerate(["ana", "bo", "cy", "dan"])]
         quiet = open(os.devnull, "w")  # noqa: SIM115 (closed by the cleanup)
         self.addCleanup(quiet.close)
-        run = GradeRun("gambit", client, SandboxSettings("off"), [], "", progress=quiet, task=fakeGrading)
+        run = GradeRun("gambit", DaskEngine(client), SandboxSettings("off"), [], "", progress=quiet, task=fakeGrading)
         finished: list[str] = []
         run.grade(submissions, lambda submission, graded: finished.append(submission.student))
         self.assertTrue((Path(markers) / "cy").exists(), "cy's first grading did kill its worker")
@@ -178,7 +186,7 @@ class ClusterTests(SynchronousTestCase):
             def run(self, function: Any) -> dict[str, str]:
                 return {"tcp://127.0.0.1:40001": codeVersion(), "tcp://127.0.0.1:40002": "0.0.9+0123456789"}
 
-        run = GradeRun("gambit", OtherVersion(), SandboxSettings("off"), [], "")
+        run = GradeRun("gambit", DaskEngine(OtherVersion()), SandboxSettings("off"), [], "")
         with self.assertRaises(RunRefused) as refused:
             run.grade([], lambda submission, graded: None)
         self.assertIn("the worker at tcp://127.0.0.1:40002 runs velhanet 0.0.9+0123456789", str(refused.exception))

@@ -36,7 +36,7 @@ BACK_TO_BACK = "Two objects in one write are both handled: two CREATEs get two a
 """The rule the stand-in breaks, in English (the check's docstring)."""
 JSON_KEYS = {"family", "target", "cannotTest", "exitStatus", "program", "counts", "rules"}
 RULE_KEYS = {"id", "rule", "reference", "status", "reason", "dependsOn", "expected", "observed", "original"}
-RULE_KEYS |= {"reproduce", "exchange", "exchangeLeftOut"}
+RULE_KEYS |= {"reproduce", "exchange", "exchangeLeftOut", "runs", "sighted", "evidence"}
 
 
 def scratch(case: SynchronousTestCase) -> Path:

@@ -5,6 +5,10 @@
 Each fault breaks exactly one rule of ``docs/gambit.md`` (its anchor is the
 fault's name), so that exactly that check fails; ``dies-on-unknown-join``
 stops the whole server, as the original panics on a MOVE before JOIN.
+Two faults come now and then, as a racy server's do (the original drops a
+JOIN under load): ``every-seventh-join`` answers nothing to every seventh
+JOIN that would seat a player, ``every-second-end`` forwards every second
+END to nobody.
 """
 
 from __future__ import annotations
@@ -122,6 +126,34 @@ class DiesOnUnknownJoin(Lobby):
         super().join(member, user, args)
 
 
+class EverySeventhJoin(Lobby):
+    """Of the JOINs that would seat a second player, the 7th, 14th, 21st… are read and forgotten: neither the
+    joiner nor White hears of them (a JOIN of no game, or with White's name, is answered as always)."""
+
+    joins = 0
+
+    def join(self, member: Member, user: str, args: str) -> None:
+        game = self.games.get(args.strip().lower())
+        if game is not None and game.core.black is None and user.strip() != game.core.white.name:
+            EverySeventhJoin.joins += 1
+            if EverySeventhJoin.joins % 7 == 0:
+                return
+        super().join(member, user, args)
+
+
+class EverySecondEnd(GambitServerProtocol):
+    """ENDs 2, 4, 6… sent by a player in a game reach nobody."""
+
+    ends = 0
+
+    def inGame(self, cmd: int, args: str) -> None:
+        if cmd == Cmd.END and self.game is not None:
+            EverySecondEnd.ends += 1
+            if EverySecondEnd.ends % 2 == 0:
+                return
+        super().inGame(cmd, args)
+
+
 FAULTS: dict[str, type[GambitServerProtocol] | type[Lobby]] = {
     "gambit-create": OtherIds,
     "gambit-join": WrongJoinName,
@@ -137,6 +169,8 @@ FAULTS: dict[str, type[GambitServerProtocol] | type[Lobby]] = {
     "gambit-bad-json": SilentOnBadJson,
     "gambit-empty-user": NamedUser,
     "dies-on-unknown-join": DiesOnUnknownJoin,
+    "every-seventh-join": EverySeventhJoin,
+    "every-second-end": EverySecondEnd,
 }
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from velhanet.cluster.archive import pack
-from velhanet.cluster.workers import holding, workerCount
+from velhanet.cluster.workers import checkWorkers, holding, workerCount
 from velhanet.i18n import _
 
 Job = TypeVar("Job")
@@ -136,3 +136,21 @@ class TaskPool(Generic[Job]):
                     futures = list(self._futures)
                 self.client.cancel(futures)  # wakes the loop of results(), which then stops
                 return
+
+
+class DaskEngine:
+    """Tasks on a Dask cluster (or a LocalCluster): the client, and the LocalCluster to close with it if any."""
+
+    def __init__(self, client: Any, local: Any = None, where: str = "") -> None:
+        self.client, self.local, self.where = client, local, where
+
+    def check(self, what: str) -> str:
+        return checkWorkers(self.client, what)
+
+    def pool(self, progress: Callable[[], None]) -> TaskPool[Any]:
+        return TaskPool(self.client, progress)
+
+    def close(self) -> None:
+        self.client.close()
+        if self.local is not None:
+            self.local.close()

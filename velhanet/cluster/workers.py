@@ -1,4 +1,9 @@
-"""The cluster's workers: connecting to them, checking they run this velhanet, and the task's side of it."""
+"""The cluster's workers: connecting to them, checking they run this velhanet, and the task's side of it.
+
+Dask (``distributed``) is an extra (``pip install 'velhanet[cluster]'``): a class is graded on this machine
+without it (``local.LocalEngine``); what needs it (``--scheduler``, ``velhanet-league run``) asks
+L{requireDask} first, which says in one line which command installs it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import logging
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +30,24 @@ QUIET_DASK = {
 """Dask's monitoring for its dashboards, which velhanet does not open: with Dask's defaults (a statistical
 profile every 10 ms, an event-loop tick every 20 ms) an idle LocalCluster of 4 workers takes a quarter of a
 core, with these a twentieth (measured in docs/performance.md) — time the players' turns would lose."""
+
+
+CLUSTER_INSTALL = "pip install 'velhanet[cluster]'"
+"""The command that installs Dask's distributed beside velhanet, as the refusals name it."""
+
+
+class DaskMissing(Exception):
+    """Something that needs Dask was asked for, and this installation has none: the one line says how to get it."""
+
+
+def requireDask(what: str, install: str = CLUSTER_INSTALL) -> None:
+    """Nothing if Dask's ``distributed`` can be imported, else L{DaskMissing} naming ``what`` and ``install``."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise DaskMissing(
+            _("{what} needs Dask, which this installation lacks: {install}").format(what=what, install=install)
+        ) from None
 
 
 class RunRefused(Exception):
@@ -78,7 +102,9 @@ def localCluster(workers: int) -> tuple[Any, Any]:
 
 
 def connect(scheduler: str | None, workers: int) -> tuple[Any, Any]:
-    """(the client, the LocalCluster it runs on or None): ``scheduler`` if given, else ``workers`` here."""
+    """(the client, the LocalCluster it runs on or None): ``scheduler`` if given, else ``workers`` here.
+
+    Needs Dask: the caller has asked L{requireDask}."""
     from distributed import Client
 
     if scheduler:
@@ -125,12 +151,13 @@ def refuseOtherVersions(expected: str) -> str:
 
 
 def workerAddress() -> str:
+    """The Dask worker's address; on this machine without Dask, ``local:`` and the thread that runs the task."""
     try:
         from distributed import get_worker
 
         return str(get_worker().address)
     except (ImportError, ValueError):
-        return "local"
+        return f"local:{threading.current_thread().name}"
 
 
 def dieWithParent() -> None:

@@ -30,7 +30,7 @@ from typing import Any, Generic, NoReturn, TypeVar
 
 from twisted.trial.unittest import SkipTest, SynchronousTestCase
 
-from velhanet.conformance import exchange
+from velhanet.conformance import exchange, sightings
 from velhanet.i18n import _
 
 WARNING_PREFIX = "WARN: "
@@ -253,12 +253,17 @@ class ConformanceCase(SynchronousTestCase):
         if not condition:
             self.fail(message)
 
-    def precondition(self, condition: object, message: str, dependsOn: str = "") -> None:
+    def precondition(self, condition: object, message: str, dependsOn: str = "", seen: str = "") -> None:
         """Stop the check as NOT RUN unless ``condition``: the target is not where the check starts.
 
         ``dependsOn`` is the anchor of the rule whose breach explains it, so a
-        report names one root cause once.
+        report names one root cause once; what the set-up saw of that rule,
+        kept or broken, is evidence for it (``tally``: ``seen`` names it in a
+        word, ``JOIN``), and the runner tries a set-up that failed once more
+        on fresh connections before the check is NOT RUN.
         """
+        if dependsOn:
+            sightings.sighted(dependsOn, bool(condition), seen, message)
         if not condition:
             raise NotRun(message, dependsOn)
 

@@ -100,10 +100,12 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
                 continue
             passing[column.anchor] += outcome.status == PASS
             colour = COLOURS.get(outcome.status, "#57606a")
+            kept = outcome.keptOf()
+            counted = f'<span class="kept">{kept[0]}/{kept[1]}</span>' if kept and kept[0] < kept[1] else ""
             cells.append(
                 f'<td class="cell {outcome.status.lower().replace(" ", "-")}" style="background:{colour}" '
                 f'title="{escape(column.anchor)}: {escape(outcome.reason or outcome.status)}">'
-                f'<a href="{page}#{quote(column.anchor)}">{SHORT.get(outcome.status, outcome.status)}</a></td>'
+                f'<a href="{page}#{quote(column.anchor)}">{SHORT.get(outcome.status, outcome.status)}{counted}</a></td>'
             )
         cells.append(f'<td class="verdict">{escape(studentVerdict(report))}</td>')
         parts.append("<tr>" + "".join(cells) + "</tr>")
@@ -137,6 +139,7 @@ table{border-collapse:collapse}th,td{border:1px solid #d0d7de;padding:.2rem .35r
 th.group{background:#f6f8fa;font-size:.85rem}th.rule{vertical-align:bottom;height:9rem;font-weight:500;
 font-size:.75rem}th.rule span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
 th.student{text-align:left;white-space:nowrap}td.cell a{color:#fff;text-decoration:none;font-size:.8rem;
-display:block}td.verdict{text-align:left;font-size:.85rem;max-width:22rem}td.count{font-size:.8rem;
+display:block}td.cell .kept{display:block;font-size:.65rem}
+td.verdict{text-align:left;font-size:.85rem;max-width:22rem}td.count{font-size:.8rem;
 color:#57606a}tfoot th{text-align:left}
 """

@@ -125,6 +125,13 @@ class Exchange:
             self._keep(dataclasses.replace(line, at=line.at + shift))
         self.leftOut += other.leftOut
 
+    def snapshot(self) -> Exchange:
+        """What is recorded so far, as a copy the check goes on without (a set-up's evidence, taken mid-check)."""
+        copy = Exchange(self.clock, head=self.headSize, tail=self.tail.maxlen or 0)
+        copy.began, copy.head, copy.leftOut = self.began, list(self.head), self.leftOut
+        copy.tail.extend(self.tail)
+        return copy
+
     @property
     def lines(self) -> list[ExchangeLine]:
         """Every line kept, in time order (the head, then the tail; a client process's lines come in late)."""

@@ -194,6 +194,7 @@ class GobangConformance(ConformanceCase):
             (Path(self.target.fifoDir) / f"gbs.{self.target.pid:05d}").exists(),
             _("needs the server's FIFO gbs.{pid:05d}").format(pid=self.target.pid),
             dependsOn="gobang-fifo-name",
+            seen=_("the server's FIFO"),
         )
 
     def pair(self, black: list[str], white: list[str]) -> tuple[tuple[int | None, Words, str], ...]:

@@ -50,18 +50,20 @@ import signal
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from velhanet.cluster.workers import RunRefused, connect
-from velhanet.conformance.base import FAIL, NOT_RUN, PASS, WARN
+from velhanet.cluster.local import LocalEngine
+from velhanet.cluster.pool import DaskEngine
+from velhanet.cluster.workers import DaskMissing, RunRefused, connect, requireDask
 from velhanet.conformance.classpage import classPage
 from velhanet.conformance.gradebook import ClassLine, formatTable, writeCsv
 from velhanet.conformance.gradeone import RUN_FILE
 from velhanet.conformance.graderun import Graded, GradeRun
 from velhanet.conformance.history import History, HistoryError, changeLine, statusesOf
+from velhanet.conformance.historycommand import historyCommand
 from velhanet.conformance.htmlreport import htmlReport
-from velhanet.conformance.report import jsonReport, junitXml, reproduceCommand
-from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf, verdictCount
+from velhanet.conformance.reportformats import jsonReport, junitXml, reproduceCommand
+from velhanet.conformance.runner import FAMILIES, Report, checksOf, ruleOf
 from velhanet.i18n import _, ngettext
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
 from velhanet.sandbox.cgroups import RUN_VARIABLE
@@ -126,6 +128,14 @@ def parser() -> ArgumentParser:
         " time zone, or with an offset; none: the last commit, whatever the class file says) (default: the class"
         " file's deadline, else the last commit)",
     )
+    made.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every rule N times against each program and count its verdicts (PASS 9 of 10); runs that"
+        " disagree are a FAIL that says so (default: %(default)s)",
+    )
     made.add_argument("--again", action="store_true", help="grade versions already graded again")
     made.add_argument(
         "--csv", default=None, metavar="FILE", help="also write the class as CSV, for a gradebook (default: none)"
@@ -134,9 +144,13 @@ def parser() -> ArgumentParser:
     return made
 
 
-def settingsKey(family: str, strict: bool, only: str, settings: object) -> str:
-    """What a verdict depends on besides the program: a version graded with other settings is graded again."""
-    return json.dumps({"family": family, "strict": strict, "only": only, "sandbox": repr(settings)}, sort_keys=True)
+def settingsKey(family: str, strict: bool, only: str, settings: object, repeat: int = 1) -> str:
+    """What a verdict depends on besides the program: a version graded with other settings is graded again
+    (``repeat`` only when it is not 1, so that a history kept before ``--repeat`` existed still holds)."""
+    key: dict[str, object] = {"family": family, "strict": strict, "only": only, "sandbox": repr(settings)}
+    if repeat != 1:
+        key["repeat"] = repeat
+    return json.dumps(key, sort_keys=True)
 
 
 class ClassGrading:
@@ -164,7 +178,7 @@ class ClassGrading:
         """Each rule's command that runs it again against this student's program."""
         again = ("--student", submission.student, "--again", "--out", f"{self.outDir}-again")
         for outcome in report.outcomes:
-            outcome.reproduce = reproduceCommand(self.given, outcome.anchor, "velhanet-grade", again)
+            outcome.reproduce = reproduceCommand(self.given, outcome.againRules(), "velhanet-grade", again)
 
     def nothingToGrade(self, submission: Submission) -> None:
         report = Report(self.family, submission.student, cannotTest=submission.problem)
@@ -220,9 +234,15 @@ class ClassGrading:
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     given = sys.argv[1:] if argv is None else argv
     if given[:1] == ["history"]:
-        sys.exit(history(given[1:], out))
+        sys.exit(historyCommand(given[1:], out))
     made = parser()
     arguments = made.parse_args(given)
+    if arguments.scheduler:
+        try:
+            requireDask("--scheduler")
+        except DaskMissing as missing:
+            print(f"velhanet-grade: {missing}", file=sys.stderr)
+            sys.exit(2)
     source = Path(arguments.folder)
     if not source.exists():
         made.error(_("{path}: no such folder or class file").format(path=source))
@@ -264,8 +284,11 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
         records = History(outDir / "grades.db")
     except HistoryError as error:
         made.error(str(error))
+    if arguments.repeat < 1:
+        made.error(_("--repeat must be 1 or more, not {n}").format(n=arguments.repeat))
     options = ["--strict"] if arguments.strict else []
-    key = settingsKey(arguments.family, arguments.strict, arguments.only, settings)
+    options += ["--repeat", str(arguments.repeat)] if arguments.repeat != 1 else []
+    key = settingsKey(arguments.family, arguments.strict, arguments.only, settings, arguments.repeat)
     grading = ClassGrading(arguments.family, given, outDir, records, key)
     toGrade = []
     for index, submission in enumerate(submissions):
@@ -325,13 +348,15 @@ def gradeOnCluster(
     grading: ClassGrading,
     oneAtATime: bool = False,
 ) -> bool:
-    """Grade ``toGrade`` on a cluster (``--scheduler``) or a LocalCluster of ``workers``; True if interrupted."""
-    try:
-        client, local = connect(arguments.scheduler, workers)
-    except OSError as error:
-        print("velhanet-grade: " + _("the cluster cannot be reached: {error}").format(error=error), file=sys.stderr)
-        sys.exit(1)
-    run = GradeRun(arguments.family, client, settings, options, arguments.only, atOnce=1 if oneAtATime else 0)
+    """Grade ``toGrade`` on a cluster (``--scheduler``) or on this machine, ``workers`` at once; True if interrupted."""
+    engine: Any = LocalEngine(workers)
+    if arguments.scheduler:
+        try:
+            engine = DaskEngine(*connect(arguments.scheduler, workers))
+        except OSError as error:
+            print("velhanet-grade: " + _("the cluster cannot be reached: {error}").format(error=error), file=sys.stderr)
+            sys.exit(1)
+    run = GradeRun(arguments.family, engine, settings, options, arguments.only, atOnce=1 if oneAtATime else 0)
     previous = signal.signal(signal.SIGINT, lambda *_: run.stop())
     try:
         run.grade(toGrade, grading.finished)
@@ -340,47 +365,8 @@ def gradeOnCluster(
         sys.exit(1)
     finally:
         signal.signal(signal.SIGINT, previous)
-        client.close()
-        if local is not None:
-            local.close()
+        engine.close()
     return run.interrupted
-
-
-def history(argv: list[str], out: TextIO) -> int:
-    """``velhanet-grade history OUT STUDENT``: every graded version of a student's, oldest first."""
-    made = ArgumentParser(prog="velhanet-grade history", description="A student's graded versions, oldest first.")
-    made.add_argument("out", metavar="OUT", help="the output folder of velhanet-grade (it holds grades.db)")
-    made.add_argument("student", metavar="STUDENT")
-    arguments = made.parse_args(argv)
-    path = Path(arguments.out)
-    path = path / "grades.db" if path.is_dir() else path
-    if not path.is_file():
-        made.error(_("{path}: no such file (velhanet-grade writes it in its --out folder)").format(path=path))
-    try:
-        records = History(path)
-    except HistoryError as error:
-        made.error(str(error))
-    versions = records.versionsOf(arguments.student)
-    records.close()
-    if not versions:
-        print(_("{student}: never graded in {path}").format(student=arguments.student, path=path), file=out)
-        return 1
-    for entry in versions:
-        graded, row = entry["graded"], entry["row"]
-        if graded.source == "git":
-            where = _("commit {version} of {committed}").format(version=graded.version[:12], committed=graded.committed)
-        else:
-            where = _("folder {version}").format(version=graded.version)
-        counts = ", ".join(
-            verdictCount(status, row[column])
-            for status, column in ((PASS, "passed"), (FAIL, "failed"), (WARN, "warned"), (NOT_RUN, "notRun"))
-        )
-        print(f"{graded.graded}  {entry['family']}  {where}: {counts}: {graded.verdict}", file=out)
-        print(f"    {entry['change']}", file=out)
-        failed = sorted(rule for rule, status in graded.statuses.items() if status == "FAIL")
-        if failed:
-            print("    " + _("failed: {rules}").format(rules=", ".join(failed)), file=out)
-    return 0
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ CSV_COLUMNS = [
     "verdict",
     "failed_rules",
     "change",
+    "counts",
 ]
 
 
@@ -97,6 +98,13 @@ class ClassLine:
     def failedRules(self) -> list[str]:
         return [o.anchor or o.testId for o in self.report.outcomes if o.status == FAIL]
 
+    def counts(self) -> str:
+        """The failed rules seen more than once, with how often they were kept: ``gambit-join: kept 12 of 13``
+        (a racy program: the count is what to defend a grade with)."""
+        return "; ".join(
+            f"{o.anchor}: {o.countsText()}" for o in self.report.outcomes if o.status == FAIL and o.countsText()
+        )
+
     @property
     def passed(self) -> bool:
         return not self.report.cannotTest and not self.report.count(FAIL) and not self.report.brokeALimit
@@ -140,5 +148,6 @@ def writeCsv(path: Path, lines: list[ClassLine]) -> None:
                     line.verdict(),
                     " ".join(line.failedRules()),
                     line.change,
+                    line.counts(),
                 ]
             )

@@ -130,9 +130,10 @@ def gradeOne(
         arguments = ["--target", values["address"], "--local", values["announce"], "--local2", f"{net}.3"]
         arguments += ["--local3", f"{net}.4", "--port", values["port"], "--expect-invite"]
     if family == "socha-player":
-        chosen = targetFrom(parseArguments([family, "--command", template, *options]))
+        parsed = parseArguments([family, "--command", template, *options])
+        chosen = targetFrom(parsed)
         chosen.extra.update(cwd=str(submission), folder=submission, sandbox=sandbox, log=log)
-        report = runChecks(family, chosen, only)
+        report = runChecks(family, chosen, only, repeat=parsed.repeat)
         report.program = chosen.extra.get("verdict")
         return report
     command = template
@@ -152,14 +153,15 @@ def gradeOne(
                 arguments = ["--target", str(pid), "--fifo-dir", values["fifo_dir"], "--destructive"]
             elif family != "velha":
                 _waitForTcp(int(values["port"]), program)
-            chosen = targetFrom(parseArguments([family, *arguments, *options]))
+            parsed = parseArguments([family, *arguments, *options])
+            chosen = targetFrom(parsed)
             if family == "gobang":
                 chosen.extra.update(hostPid=program.hostPid(chosen.pid), agentPrefix=program.inPidNamespace())
             if family == "velha":
                 _waitForPeer(chosen, program)
             checked = _exitedEarly(family, student, program, log)
             if checked is None:
-                checked = runChecks(family, chosen, only)
+                checked = runChecks(family, chosen, only, repeat=parsed.repeat)
                 checked.target = f"{student}: {checked.target}"
     finally:
         verdict = program.stop()

@@ -1,5 +1,9 @@
 """Grading many submissions at once, on this machine or on the league's Dask cluster (``velhanet.cluster``).
 
+The engine is this machine's (``cluster.local.LocalEngine``: a thread per
+task in flight, no Dask) or a Dask cluster's (``cluster.pool.DaskEngine``,
+``--scheduler``); the run is the same on both.
+
 Each submission is one task (``gradetask.gradeSubmission``): packed as a
 content-addressed archive that travels with its task (a worker unpacks a version
 once), checked in a process of its own on a worker, its
@@ -22,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from velhanet.cluster.archive import pack
-from velhanet.cluster.pool import NoWorkers, TaskPool
-from velhanet.cluster.workers import RunRefused, WrongVersion, checkWorkers
+from velhanet.cluster.pool import NoWorkers
+from velhanet.cluster.workers import RunRefused, WrongVersion
 from velhanet.conformance.gradeone import settingsToData
 from velhanet.conformance.gradetask import gradeSubmission
 from velhanet.conformance.reportdata import reportFromData
@@ -56,7 +60,7 @@ class GradeRun:
     def __init__(
         self,
         family: str,
-        client: Any,
+        engine: Any,
         settings: SandboxSettings,
         options: list[str],
         only: str,
@@ -65,15 +69,16 @@ class GradeRun:
         atOnce: int = 0,
         language: str = "",
     ) -> None:
-        """``task`` grades one submission on a worker (``gradetask.gradeSubmission``; a test gives another);
+        """``engine``: where the tasks run (``LocalEngine`` or ``DaskEngine``); ``task`` grades one submission
+        on a worker (``gradetask.gradeSubmission``; a test gives another);
         ``atOnce``: at most so many at the same time (0: as many as the cluster runs); ``language``: the one
         every grading process speaks, wherever it runs (default: this process's)."""
         self.atOnce = atOnce
         self.language = language or current().code
         self.task = task
-        self.family, self.client, self.settings = family, client, settings
+        self.family, self.engine, self.settings = family, engine, settings
         self.options, self.only, self.progressTo = options, only, progress
-        self.pool: TaskPool[Job] | None = None
+        self.pool: Any = None
         self.stopping = threading.Event()
         self.began = time.monotonic()
         self.total = self.done = 0
@@ -92,8 +97,8 @@ class GradeRun:
 
     def grade(self, submissions: list[tuple[int, Submission]], finished: Callable[[Submission, Graded], None]) -> None:
         """Grade each ``(index, submission)``; ``finished`` is called with each result, in this thread."""
-        expected = checkWorkers(self.client, _("this velhanet-grade"))
-        pool: TaskPool[Job] = TaskPool(self.client, self.progress)
+        expected = self.engine.check(_("this velhanet-grade"))
+        pool = self.engine.pool(self.progress)
         pool.stopping = self.stopping
         self.pool = pool
         queue = list(submissions)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from html import escape
 
 from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN
-from velhanet.conformance.exchange import EVENT, SENT, ExchangeLine
+from velhanet.conformance.exchange import EVENT, SENT, Exchange, ExchangeLine
 from velhanet.conformance.runner import Outcome, Report, summary, verdictCount
 from velhanet.i18n import N_, _, current, ngettext
 
@@ -76,6 +76,7 @@ th{background:#f6f8fa;font-size:.8rem}td.at{text-align:right;white-space:nowrap;
 td.raw{overflow-wrap:anywhere;min-width:8rem}td.event{color:#57606a;font-style:italic}
 .meaning{display:block;color:#0550ae;font-family:system-ui,sans-serif;font-size:.8rem}
 .sent{background:#fff8f0}.received{background:#f0f7ff}
+.evidence{border-top:1px dashed #d0d7de;margin-top:.5rem;padding-top:.3rem}h3{font-size:.95rem;margin:.2rem 0}
 """
 
 
@@ -155,24 +156,44 @@ def ruleSection(outcome: Outcome) -> str:
         facts.append((_("why"), outcome.reason))
     if outcome.status in (FAIL, WARN) and outcome.expected == outcome.rule and outcome.reason != outcome.observed:
         facts.append((_("message"), outcome.reason))
+    if outcome.runs:
+        facts.append((_("runs"), outcome.tally()))
+    if outcome.sighted is not None:
+        facts.append((_("seen"), sightedText(outcome)))
     if outcome.reproduce and outcome.status in (FAIL, WARN):
         facts.append((_("run it again"), outcome.reproduce))
     if facts:
         parts.append("<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts) + "</dl>")
-    parts.append(exchangeTable(outcome))
+    parts.append(exchangeTable(outcome.exchange))
+    for more in outcome.evidence:
+        colour = COLOURS.get(more.status, "#57606a")
+        parts.append(
+            f'<div class="evidence"><h3><span class="verdict" style="background:{colour}">{escape(more.status)}'
+            f"</span>{escape(more.where)}</h3><p>{escape(more.reason)}</p>{exchangeTable(more.exchange)}</div>"
+        )
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def exchangeTable(outcome: Outcome) -> str:
-    lines = outcome.exchange.lines
+def sightedText(outcome: Outcome) -> str:
+    """``kept 12 of the 13 times it was seen (its own check and the set-ups of the others)``."""
+    kept, seen = outcome.sighted or (0, 0)
+    return ngettext(
+        "kept {kept} of the {seen} time it was seen (its own check and the set-ups of other checks)",
+        "kept {kept} of the {seen} times it was seen (its own check and the set-ups of other checks)",
+        seen,
+    ).format(kept=kept, seen=seen)
+
+
+def exchangeTable(exchange: Exchange) -> str:
+    lines = exchange.lines
     if not lines:
         nothing = escape(_("nothing was exchanged in this check"))
         return f'<p class="small">{nothing}</p>'
     rows = []
     for index, line in enumerate(lines):
-        if outcome.exchange.leftOut and index == len(outcome.exchange.head):
-            leftOut = outcome.exchange.leftOut
+        if exchange.leftOut and index == len(exchange.head):
+            leftOut = exchange.leftOut
             said = ngettext("… {n} line left out …", "… {n} lines left out …", leftOut).format(n=leftOut)
             rows.append(f'<tr><td colspan="4" class="event">{escape(said)}</td></tr>')
         rows.append(exchangeRow(line))

@@ -14,16 +14,14 @@ not be tested at all (nothing graded), 2 for a usage error.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import TextIO
-from xml.etree.ElementTree import Element, SubElement, tostring
 
-from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, VERDICTS, WARN, Target
-from velhanet.conformance.htmlreport import SANDBOX_RULE, expectedText, htmlReport, languageName, notTested, ruleText
+from velhanet.conformance.base import FAIL, Target
+from velhanet.conformance.htmlreport import htmlReport, notTested
+from velhanet.conformance.reportformats import jsonReport, junitXml, outcomeLine, programLines, reproduceCommand
 from velhanet.conformance.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, summary
 from velhanet.i18n import _
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments, settingsFrom
@@ -38,177 +36,6 @@ exit status: 0 no rule failed (PASS, WARN, SKIP and NOT RUN only); 1 a rule fail
 The rules are in velhanet's protocol references: docs/velha.md, docs/gobang.md,
 docs/gambit.md, docs/socha.md (each rule has an anchor, printed with it);
 how a teacher uses this: docs/conformance.md."""
-
-
-EXCHANGE_SHOWN = 12
-"""Lines of the exchange the console shows under a FAIL or WARN (``--verbose``: all, under every rule)."""
-
-INDENT = " " * 9
-
-
-def outcomeLine(outcome: Outcome, verbose: bool = False) -> str:
-    """The rule's line; under a FAIL or WARN (every rule with ``verbose``) the evidence a student acts on."""
-    line = f"{outcome.status:7}  {ruleText(outcome)}  [{outcome.reference}]"
-    if outcome.reason and outcome.status != PASS:
-        line += f"\n{INDENT}-> {outcome.reason}"
-    if outcome.status in (FAIL, WARN) or (verbose and outcome.status != SKIP):
-        line += "".join(f"\n{INDENT}{evidence}" for evidence in evidenceLines(outcome, verbose))
-    return line
-
-
-def evidenceLines(outcome: Outcome, verbose: bool = False) -> list[str]:
-    """expected/observed, the original sentence, the end of the exchange, and the command that runs it again."""
-    lines = []
-    if outcome.status in (FAIL, WARN):
-        lines.append(_("expected: {expected}").format(expected=expectedText(outcome)))
-        lines.append(_("observed: {observed}").format(observed=outcome.observed))
-    original = outcome.original
-    if original is not None:
-        said = _("original ({language}, {spec}): «{sentence}»")
-        lines.append(
-            said.format(language=languageName(original.language), spec=original.spec, sentence=original.sentence)
-        )
-        if original.decision:
-            lines.append(_("velhanet's reading of the text: {reference}").format(reference=original.decisionReference))
-    shown = outcome.exchange.textLines(None if verbose else EXCHANGE_SHOWN)
-    if shown:
-        lines.append(_("exchange (ms since the check began; -> sent, <- received, ** event):"))
-        lines += [f"  {text}" for text in shown]
-    if outcome.reproduce and outcome.status in (FAIL, WARN):
-        lines.append(_("again: {command}").format(command=outcome.reproduce))
-    return lines
-
-
-def reproduceCommand(argv: list[str], anchor: str, program: str = "velhanet-check", more: tuple[str, ...] = ()) -> str:
-    """The command line that runs the one check ``anchor`` again, as given but for the report files
-    (``more``: options to add, as ``velhanet-grade``'s ``--student NAME``); a ``--language`` given is kept."""
-    dropWithValue = {"--only", "--json", "--junit-xml", "--html", "--student", "--out", "--csv", "--workers"}
-    dropAlone = {"--quiet", "--verbose", "--again"}
-    kept, skip = [], False
-    for word in argv:
-        if skip:
-            skip = False
-            continue
-        name = word.split("=", 1)[0]
-        if name in dropWithValue:
-            skip = "=" not in word
-            continue
-        if word in dropAlone:
-            continue
-        kept.append(word)
-    return shlex.join([program, *kept, *more, "--only", anchor])
-
-
-def programLines(report: Report) -> list[str]:
-    """What the program's sandbox says: the limit it broke (it then fails), what else it saw, what was on."""
-    verdict = report.program
-    if verdict is None:
-        return []
-    lines = []
-    if verdict.cause:
-        lines.append(f"{FAIL:7}  {_(SANDBOX_RULE)}  [docs/security.md#sandbox-limits]")
-        lines.append(f"{INDENT}-> {verdict.cause}")
-    lines += [_("note: {note}").format(note=note) for note in verdict.notes()]
-    lines.append(_("sandbox: {enforcement}").format(enforcement=verdict.enforcement))
-    return lines
-
-
-def formatReport(report: Report) -> str:
-    lines = [f"velhanet-check {report.family}: {report.target}"]
-    if report.cannotTest:
-        lines.append(notTested(report.cannotTest))
-        lines += programLines(report)
-        lines.append(_("nothing was graded"))
-        return "\n".join(lines)
-    lines += [outcomeLine(outcome) for outcome in report.outcomes]
-    lines += programLines(report)
-    lines.append(summary(report))
-    return "\n".join(lines)
-
-
-def junitXml(report: Report) -> bytes:
-    """The report as JUnit XML: a testsuite of one testcase per rule (WARN goes to system-out)."""
-    suite = Element(
-        "testsuite",
-        {
-            "name": f"velhanet-check.{report.family}",
-            "tests": str(len(report.outcomes) + report.brokeALimit),
-            "failures": str(report.count(FAIL) + report.brokeALimit),
-            "errors": "1" if report.cannotTest else "0",
-            "skipped": str(report.count(SKIP) + report.count(NOT_RUN)),
-        },
-    )
-    SubElement(SubElement(suite, "properties"), "property", {"name": "target", "value": report.target})
-    if report.cannotTest:
-        case = SubElement(suite, "testcase", {"classname": report.family, "name": "canTest"})
-        SubElement(case, "error", {"message": notTested(report.cannotTest)})
-    for outcome in report.outcomes:
-        case = SubElement(
-            suite, "testcase", {"classname": report.family, "name": outcome.anchor or outcome.testId.rsplit(".", 1)[-1]}
-        )
-        evidence = evidenceLines(outcome, verbose=True)
-        SubElement(case, "system-out").text = "\n".join([f"{ruleText(outcome)} [{outcome.reference}]", *evidence])
-        if outcome.status == FAIL:
-            SubElement(case, "failure", {"message": outcome.reason})
-        elif outcome.status in (SKIP, NOT_RUN):
-            SubElement(case, "skipped", {"message": f"{outcome.status}: {outcome.reason}"})
-        elif outcome.status == WARN:
-            SubElement(case, "system-err").text = f"WARN: {outcome.reason}"
-    verdict = report.program
-    if verdict is not None and verdict.brokeALimit:
-        case = SubElement(suite, "testcase", {"classname": report.family, "name": "sandbox-limits"})
-        SubElement(case, "system-out").text = f"{_(SANDBOX_RULE)} ({verdict.enforcement})"
-        SubElement(case, "failure", {"message": verdict.cause})
-    if verdict is not None and verdict.notes():
-        SubElement(suite, "system-out").text = "\n".join(verdict.notes())
-    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(suite, encoding="utf-8")
-
-
-def jsonReport(report: Report) -> str:
-    return json.dumps(
-        {
-            "family": report.family,
-            "target": report.target,
-            "cannotTest": report.cannotTest or None,
-            "exitStatus": report.exitStatus,
-            "program": report.program.asDict() if report.program is not None else None,
-            "counts": {status: report.count(status) for status in VERDICTS},
-            "rules": [
-                {
-                    "id": outcome.anchor,
-                    "rule": ruleText(outcome),
-                    "reference": outcome.reference,
-                    "status": outcome.status,
-                    "reason": outcome.reason,
-                    "dependsOn": outcome.dependsOn or None,
-                    **evidenceOf(outcome),
-                }
-                for outcome in report.outcomes
-            ],
-        },
-        indent=2,
-        ensure_ascii=False,
-    )
-
-
-def evidenceOf(outcome: Outcome) -> dict[str, object]:
-    """The JSON report's evidence of one rule: expected/observed, the original, the exchange, the command."""
-    original = outcome.original
-    return {
-        "expected": expectedText(outcome) if outcome.status in (FAIL, WARN) else None,
-        "observed": outcome.observed if outcome.status in (FAIL, WARN) else None,
-        "original": None
-        if original is None
-        else {
-            "spec": original.spec,
-            "language": original.language,
-            "sentence": original.sentence,
-            "decision": original.decisionReference or None,
-        },
-        "reproduce": outcome.reproduce or None,
-        "exchange": [line.asDict() for line in outcome.exchange.lines],
-        "exchangeLeftOut": outcome.exchange.leftOut,
-    }
 
 
 def parseArguments(argv: list[str]) -> argparse.Namespace:
@@ -268,6 +95,14 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--strict", action="store_true", help="known deviations of the original programs FAIL")
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every rule N times and count its verdicts (PASS 9 of 10): runs that disagree are a FAIL that "
+        "says so, with the exchange of each run that differed (default: %(default)s)",
+    )
+    parser.add_argument(
         "--only",
         default="",
         metavar="RULE[,RULE…]",
@@ -309,6 +144,8 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     arguments.argv = list(argv)
     if arguments.time_scale <= 0:
         parser.error(_("--time-scale must be more than 0, not {scale:g}").format(scale=arguments.time_scale))
+    if arguments.repeat < 1:
+        parser.error(_("--repeat must be 1 or more, not {n}").format(n=arguments.repeat))
     if arguments.only:
         anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
         unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
@@ -353,17 +190,24 @@ def check(arguments: argparse.Namespace, out: TextIO) -> Report:
     """Run the checks, printing each verdict as it comes; write the files asked for."""
 
     def progress(outcome: Outcome) -> None:
-        outcome.reproduce = reproduceCommand(arguments.argv, outcome.anchor)
+        outcome.reproduce = reproduceCommand(arguments.argv, outcome.againRules())
         if not arguments.quiet or outcome.status == FAIL:
             print(outcomeLine(outcome, arguments.verbose), file=out, flush=True)
 
+    def revised(outcome: Outcome) -> None:
+        if not told:
+            told.append(True)
+            print(_("what the set-ups of later checks saw changes these verdicts:"), file=out)
+        progress(outcome)
+
+    told: list[bool] = []
     chosen = targetFrom(arguments)
     if arguments.family == "socha-player":
         # the one family whose program velhanet starts: through the sandbox
         settings = chosen.extra["sandboxSettings"]
         chosen.extra["sandbox"] = Sandbox.forCommand(settings, say=lambda line: print(line, file=out))
     print(f"velhanet-check {arguments.family}: {chosen.describe()}", file=out, flush=True)
-    report = runChecks(arguments.family, chosen, arguments.only, progress)
+    report = runChecks(arguments.family, chosen, arguments.only, progress, arguments.repeat, revised)
     report.program = chosen.extra.get("verdict")
     if report.cannotTest:
         print(notTested(report.cannotTest), file=out)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from velhanet.conformance.exchange import Exchange, ExchangeLine
-from velhanet.conformance.runner import Outcome, Report
+from velhanet.conformance.outcome import Evidence, Outcome, Report
 from velhanet.sandbox.verdict import Verdict
 
 
@@ -33,12 +33,32 @@ def reportToData(report: Report) -> dict[str, Any]:
                 "doc": outcome.doc,
                 "dependsOn": outcome.dependsOn,
                 "family": outcome.family,
-                "exchange": [line.asDict() for line in outcome.exchange.lines],
-                "exchangeLeftOut": outcome.exchange.leftOut,
+                **exchangeToData(outcome.exchange),
+                "runs": outcome.runs,
+                "sighted": list(outcome.sighted) if outcome.sighted is not None else None,
+                "evidence": [
+                    {
+                        "where": more.where,
+                        "status": more.status,
+                        "reason": more.reason,
+                        "check": more.check,
+                        **exchangeToData(more.exchange),
+                    }
+                    for more in outcome.evidence
+                ],
             }
             for outcome in report.outcomes
         ],
     }
+
+
+def exchangeToData(exchange: Exchange) -> dict[str, Any]:
+    return {"exchange": [line.asDict() for line in exchange.lines], "exchangeLeftOut": exchange.leftOut}
+
+
+def exchangeFromData(item: dict[str, Any]) -> Exchange:
+    lines = [ExchangeLine(**line) for line in item.get("exchange", [])]
+    return Exchange.restored(lines, int(item.get("exchangeLeftOut", 0)))
 
 
 def reportFromData(data: dict[str, Any]) -> Report:
@@ -58,9 +78,19 @@ def reportFromData(data: dict[str, Any]) -> Report:
                 doc=str(item.get("doc", "")),
                 dependsOn=str(item.get("dependsOn", "")),
                 family=str(item.get("family", "")),
-                exchange=Exchange.restored(
-                    [ExchangeLine(**line) for line in item.get("exchange", [])], int(item.get("exchangeLeftOut", 0))
-                ),
+                exchange=exchangeFromData(item),
+                runs={str(status): int(n) for status, n in (item.get("runs") or {}).items()},
+                sighted=(int(item["sighted"][0]), int(item["sighted"][1])) if item.get("sighted") else None,
+                evidence=[
+                    Evidence(
+                        str(more["where"]),
+                        str(more["status"]),
+                        str(more["reason"]),
+                        exchangeFromData(more),
+                        str(more.get("check", "")),
+                    )
+                    for more in item.get("evidence", [])
+                ],
             )
             for item in data.get("outcomes", [])
         ],

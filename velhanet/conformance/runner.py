@@ -24,13 +24,12 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from twisted.python.reflect import namedAny
 from twisted.trial import reporter, runner
 
-from velhanet.conformance import exchange
+from velhanet.conformance import exchange, sightings, tally
 from velhanet.conformance.base import (
     FAIL,
     NOT_RUN,
@@ -43,10 +42,8 @@ from velhanet.conformance.base import (
     parseNotRun,
     setTarget,
 )
-from velhanet.conformance.exchange import Exchange
-from velhanet.conformance.originals import Original, originalOf
+from velhanet.conformance.outcome import Outcome, Report
 from velhanet.i18n import _, ngettext
-from velhanet.sandbox.verdict import Verdict
 
 FAMILIES = {
     "velha": "velhanet.conformance.velha",
@@ -66,81 +63,6 @@ DOCS = {
     "socha": "docs/socha.md",
     "socha-player": "docs/socha.md",
 }
-
-
-@dataclass
-class Outcome:
-    """The verdict on one rule."""
-
-    status: str
-    rule: str
-    reason: str
-    testId: str
-    anchor: str = ""
-    doc: str = ""
-    dependsOn: str = ""
-    exchange: Exchange = field(default_factory=Exchange)
-    """What the check sent and received, and what happened around it."""
-    reproduce: str = ""
-    """The command that runs this one check again against the same target (set by the command line)."""
-    family: str = ""
-
-    @property
-    def reference(self) -> str:
-        return f"{self.doc}#{self.anchor}" if self.anchor else self.doc
-
-    def _expectation(self) -> tuple[str, str]:
-        """(expected, observed) from the check's message: ``X must Y; got Z`` or ``X must Y: Z``; else the rule
-        and the message."""
-        # the words the checks' messages are written with, in English and in the language they were written in
-        for got in dict.fromkeys(("; got ", _("; got "))):  # TRANSLATORS: as in "X must Y; got Z"
-            wanted, separator, came = self.reason.partition(got)
-            if separator:
-                return wanted, came
-        musts = {" must ", _(" must ")}  # TRANSLATORS: as in "X must Y; got Z", with its spaces
-        for separator in ("; ", ": "):  # ``X must Y; Z`` before ``X must Y: Z`` (an address has a colon)
-            wanted, found, came = self.reason.partition(separator)
-            if found and any(must in f" {wanted} " for must in musts):
-                return wanted, came
-        return self.rule, self.reason
-
-    @property
-    def expected(self) -> str:
-        return self._expectation()[0]
-
-    @property
-    def observed(self) -> str:
-        return self._expectation()[1]
-
-    @property
-    def original(self) -> Original | None:
-        """The sentence of the original protocol text the rule comes from."""
-        return originalOf(self.family, self.anchor)
-
-
-@dataclass
-class Report:
-    family: str
-    target: str
-    outcomes: list[Outcome] = field(default_factory=list)
-    cannotTest: str = ""
-    """Why nothing could be checked; empty when the checks ran."""
-    program: Verdict | None = None
-    """How the program velhanet started for the checks ended (in its sandbox), if it started one."""
-
-    def count(self, status: str) -> int:
-        return sum(outcome.status == status for outcome in self.outcomes)
-
-    @property
-    def brokeALimit(self) -> bool:
-        return self.program is not None and self.program.brokeALimit
-
-    @property
-    def exitStatus(self) -> int:
-        """0: nothing failed; 1: a rule failed or the program broke a limit; 3: the target could not be tested."""
-        if self.cannotTest:
-            return 3
-        return 1 if self.count(FAIL) or self.brokeALimit else 0
 
 
 class _OneResult(reporter.TestResult):
@@ -227,8 +149,14 @@ def runChecks(
     target: Target,
     only: str = "",
     progress: Callable[[Outcome], None] | None = None,
+    repeat: int = 1,
+    revised: Callable[[Outcome], None] | None = None,
 ) -> Report:
-    """Run the family's checks against ``target`` and give every rule its verdict."""
+    """Run the family's checks against ``target`` and give every rule its verdict.
+
+    ``repeat``: each check runs so many times in a row (``--repeat``), and its verdict counts them
+    (``tally.mergeRuns``); ``progress`` is called with each rule's verdict as soon as its runs are over, and
+    ``revised`` at the end with each verdict that what later checks' set-ups saw of its rule changed."""
     module = namedAny(FAMILIES[family])
     report = Report(family, target.describe())
     problem = module.canTest(target)
@@ -236,51 +164,90 @@ def runChecks(
         report.cannotTest = problem
         return report
     setTarget(target)
-    deadSince = ""
+    sightings.takeSightings()  # nothing from before this run
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            results: list[_OneResult] = []
-
-            def factory(*args: Any) -> _OneResult:
-                result = _OneResult(*args)
-                results.append(result)
-                return result
-
-            trialRunner = runner.TrialRunner(
-                factory,
-                stream=io.StringIO(),
-                workingDirectory=os.path.join(scratch, "_trial_temp"),
-            )
+            checking = _Checking(module, target, report, os.path.join(scratch, "_trial_temp"), max(1, repeat))
             for test in checksOf(family):
                 text, anchor = ruleOf(test)
                 if only and not selected(only, test.id(), anchor):
                     continue
-                outcome = Outcome(NOT_RUN, text, "", test.id(), anchor, DOCS[family], family=family)
-                if deadSince:
-                    outcome.reason = deadSince
-                else:
-                    exchange.begin()
-                    trialRunner.run(test)
-                    result = results[-1]
-                    outcome.status, outcome.reason, outcome.dependsOn = result.status, result.reason, result.dependsOn
-                    if outcome.status != SKIP and not getattr(_method(test), "stopsTarget", False):
-                        if outcome.status != PASS:
-                            time.sleep(SETTLE)  # a target that is dying is dead, not half alive, when probed
-                        stopped = module.probe(target)
-                        if stopped:
-                            deadSince = _("the target stopped during the check “{rule}”: {stopped}").format(
-                                rule=text, stopped=stopped
-                            )
-                            _diedDuring(outcome, stopped)
-                    outcome.exchange = exchange.end()
+                runs = [checking.run(test, text, anchor, number) for number in range(1, checking.repeat + 1)]
+                outcome = tally.mergeRuns(runs)
                 report.outcomes.append(outcome)
                 if progress is not None:
                     progress(outcome)
     finally:
         setTarget(None)
+        sightings.takeSightings()
+    before = [(outcome.status, outcome.reason) for outcome in report.outcomes]
+    tally.applySightings(report.outcomes, checking.sightings)
     for outcome in report.outcomes:
         _explain(outcome, report.outcomes)
+    if revised is not None:
+        for (status, reason), outcome in zip(before, report.outcomes, strict=True):
+            if (status, reason) != (outcome.status, outcome.reason):
+                revised(outcome)
     return report
+
+
+class _Checking:
+    """One run of a family's checks: trial's runner, whether the target died, and what the set-ups saw."""
+
+    def __init__(self, module: Any, target: Target, report: Report, workingDirectory: str, repeat: int) -> None:
+        self.module, self.target, self.report, self.repeat = module, target, report, repeat
+        self.results: list[_OneResult] = []
+        self.trialRunner = runner.TrialRunner(self._result, stream=io.StringIO(), workingDirectory=workingDirectory)
+        self.deadSince = ""
+        self.sightings: list[sightings.SetUpSighting] = []
+
+    def _result(self, *args: Any) -> _OneResult:
+        result = _OneResult(*args)
+        self.results.append(result)
+        return result
+
+    def run(self, test: Any, text: str, anchor: str, number: int) -> Outcome:
+        """Run ``test`` once (its ``number``-th time); a set-up that failed is tried once more, fresh."""
+        family = self.report.family
+        outcome = Outcome(NOT_RUN, text, "", test.id(), anchor, DOCS[family], family=family)
+        if self.deadSince:
+            outcome.reason = self.deadSince
+            return outcome
+        exchange.begin()
+        self._once(test, text, anchor, number, outcome)
+        if outcome.status == NOT_RUN and outcome.dependsOn and self._worthAnotherTry(outcome.dependsOn):
+            time.sleep(SETTLE)
+            if self.module.probe(self.target) is None:  # alive: the set-up's failure may be the target's whim
+                exchange.end()
+                exchange.begin()
+                again = _("the set-up failed once ({reason}): tried again on fresh connections").format(
+                    reason=outcome.reason
+                )
+                exchange.current().event("check", again)
+                self._once(test, text, anchor, number, outcome)
+        if outcome.status != SKIP and not getattr(_method(test), "stopsTarget", False):
+            if outcome.status != PASS:
+                time.sleep(SETTLE)  # a target that is dying is dead, not half alive, when probed
+            stopped = self.module.probe(self.target)
+            if stopped:
+                self.deadSince = _("the target stopped during the check “{rule}”: {stopped}").format(
+                    rule=text, stopped=stopped
+                )
+                _diedDuring(outcome, stopped)
+        outcome.exchange = exchange.end()
+        return outcome
+
+    def _once(self, test: Any, text: str, anchor: str, number: int, outcome: Outcome) -> None:
+        self.trialRunner.run(test)
+        result = self.results[-1]
+        outcome.status, outcome.reason, outcome.dependsOn = result.status, result.reason, result.dependsOn
+        self.sightings += [
+            sightings.SetUpSighting(seen, text, anchor, number, self.repeat) for seen in sightings.takeSightings()
+        ]
+
+    def _worthAnotherTry(self, rule: str) -> bool:
+        """A set-up whose rule has not failed on its own: what stopped it may not happen twice."""
+        return not any(outcome.anchor == rule and outcome.status == FAIL for outcome in self.report.outcomes)
 
 
 def _diedDuring(outcome: Outcome, stopped: str) -> None:

@@ -149,6 +149,7 @@ class SochaConformance(ConformanceCase):
             answer is not None and answer.tag == "joined" and answer.get("roomId"),
             _("needs a player in a room: <join/> was answered by {answer}").format(answer=describe(answer)),
             dependsOn="socha-join",
+            seen="<join/>",
         )
         assert answer is not None
         return client, answer.get("roomId", "")
@@ -163,20 +164,32 @@ class SochaConformance(ConformanceCase):
                 other=otherRoom, room=roomId
             ),
             dependsOn="socha-start",
+            seen=_("a game's start"),
         )
         memento, _before = one.waitFor("memento")
-        self.precondition(memento is not None, _("needs a started game: ONE got no memento"), dependsOn="socha-start")
+        self.precondition(
+            memento is not None,
+            _("needs a started game: ONE got no memento"),
+            dependsOn="socha-start",
+            seen=_("a game's start"),
+        )
         assert memento is not None
         request, _before = one.waitFor("moveRequest")
         self.precondition(
-            request is not None, _("needs a started game: ONE got no moveRequest"), dependsOn="socha-start"
+            request is not None,
+            _("needs a started game: ONE got no moveRequest"),
+            dependsOn="socha-start",
+            seen=_("a game's start"),
         )
         two.waitFor("memento")
         try:
             state = stateFromMemento(memento)
         except AssertionError as error:
             self.precondition(
-                False, _("needs a readable memento: {error}").format(error=error), dependsOn="socha-start"
+                False,
+                _("needs a readable memento: {error}").format(error=error),
+                dependsOn="socha-start",
+                seen=_("a game's start"),
             )
             raise
         return one, two, roomId, state

@@ -55,6 +55,7 @@ class VelhaConformance(VelhaCase):
             self.hello() is not None,
             _("needs a peer that answers MSG01; got {came}").format(came=self.nothingOr()),
             dependsOn="velha-hello",
+            seen="MSG01",
         )
         for junk in (b"0101pyBot", b"\xff" * 1000, b"01009Bo", b"99005"):  # each, then MSG01: which one hurt
             self.udp.send(self.peer, junk)
@@ -115,7 +116,9 @@ class VelhaConformance(VelhaCase):
     def test_answerCarriesOwnNick(self) -> None:
         """MSG05 carries the nick of the peer that answers."""
         hello = self.hello()
-        self.precondition(hello is not None, _("needs the peer's own nick from MSG02"), dependsOn="velha-hello")
+        self.precondition(
+            hello is not None, _("needs the peer's own nick from MSG02"), dependsOn="velha-hello", seen="MSG01"
+        )
         assert hello is not None
         answer = self.invite()
         connection = self.connect(answer)
@@ -144,6 +147,7 @@ class VelhaConformance(VelhaCase):
             withoutAck or withAck,
             _("needs a peer that sends MSG07 at all (after MSG06 too, none came)"),
             "velha-invite",
+            "MSG07",
         )
         if not withoutAck:
             self.deviation(_("without MSG06 the invitee never sent MSG07 (the original program needs both)"))
@@ -256,7 +260,7 @@ class VelhaConformance(VelhaCase):
         data = receiveStart(connection, self.target.seconds(self.target.timeout))
         if not data:
             self.giveUp(connection)
-        self.precondition(data, _("needs a match that starts with MSG07"), dependsOn="velha-invite")
+        self.precondition(data, _("needs a match that starts with MSG07"), dependsOn="velha-invite", seen="MSG07")
         start = [item for _raw, item in wire.StreamDecoder().feed(data)]
         assert isinstance(start[0], wire.MatchStart)
         weStart = start[0].who == wire.MatchStart.INVITER_STARTS

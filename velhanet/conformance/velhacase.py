@@ -104,6 +104,7 @@ class VelhaCase(ConformanceCase):
                     limit=self.target.limit(INVITE_WAIT), came=self.nothingOr()
                 ),
                 dependsOn="velha-invite",
+                seen="MSG04",
             )
             assert isinstance(received, wire.InviteAnswer)
             answer = received
@@ -119,6 +120,7 @@ class VelhaCase(ConformanceCase):
                 " to accept invitations automatically, and it must be back in the lobby after a match"
             ).format(answer=wire.encode(answer)),
             dependsOn="velha-invite",
+            seen="MSG04",
         )
         raise AssertionError("unreachable")
 
@@ -199,6 +201,7 @@ class VelhaCase(ConformanceCase):
             not noStart,
             _("needs a match that starts: {reason}").format(reason=noStart[0] if noStart else ""),
             "velha-invite",
+            "MSG07",
         )
         broken = [str(reason) for reason in driver.recorder.of("ended") if "broke a rule" in english(reason)]
         self.require(

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from velhanet.cluster.workers import connect
+from velhanet.cluster.workers import DaskMissing, connect, requireDask
 from velhanet.i18n import _, ngettext
 from velhanet.league.config import LeagueError, discoverPlayers, loadLeague
 from velhanet.league.store import Store, asDict
@@ -245,6 +245,12 @@ def export(arguments: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     arguments = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if arguments.command == "run":  # standings and export read the database: no cluster, no Dask
+        try:
+            requireDask("velhanet-league run", install="pip install 'velhanet[league]'")
+        except DaskMissing as missing:
+            print(f"velhanet-league: {missing}", file=sys.stderr)
+            sys.exit(2)
     try:
         status = {"run": run, "standings": standings, "export": export}[arguments.command](arguments)
     except (LeagueError, SandboxUnavailable) as error:
