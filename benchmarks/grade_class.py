@@ -9,10 +9,10 @@ any first N students hold the three in about the same proportion:
 
 - ``good``: velhanet's own peer (``twistd velha --bot --move-delay 0``),
   the command of ``tests/test_grade_class.py``;
-- ``broken``: ``tests/broken/velha_peer.py`` with one of its ``FAULTS`` each
+- ``broken``: ``standins/faulty/velha_peer.py`` with one of its ``FAULTS`` each
   (the file is copied into the submission: a sandboxed program sees only its
   own folder, and the file needs nothing of ``tests``);
-- ``hostile``: the folders of ``tests/hostile`` as they are (Software-Challenge
+- ``hostile``: the folders of ``standins/hostile`` as they are (Software-Challenge
   players that misbehave once they play: as velha submissions they find no
   server, end at once and are "cannot test"; they must not slow the others).
 
@@ -67,8 +67,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BROKEN = ROOT / "tests" / "broken" / "velha_peer.py"
-HOSTILE = ROOT / "tests" / "hostile"
+BROKEN = ROOT / "standins" / "faulty" / "velha_peer.py"
+HOSTILE = ROOT / "standins" / "hostile"
 PYTHON = sys.executable
 TWISTD = f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile= -l -"
 
@@ -77,9 +77,9 @@ Verdicts = dict[str, dict[str, str]]
 
 
 def faults() -> list[str]:
-    """The faults of ``tests/broken/velha_peer.py``, in its order."""
+    """The faults of ``standins/faulty/velha_peer.py``, in its order."""
     sys.path.insert(0, str(ROOT))  # this checkout's velhanet and tests, whatever is installed
-    from tests.broken.velha_peer import FAULTS
+    from standins.faulty.velha_peer import FAULTS
 
     return list(FAULTS)
 
@@ -169,7 +169,7 @@ def goodSeconds(out: Path, classKinds: dict[str, str]) -> float:
 def grade(folder: Path, out: Path, where: list[str], only: str) -> tuple[float, float, float, float]:
     """One ``velhanet-grade`` of the class: wall seconds, the share of the cores busy, the CPU seconds of its
     process tree, and the seconds of all cores together during the run."""
-    command = [PYTHON, "-m", "velhanet.conformance.grade", "velha", str(folder), "--out", str(out), "--again"]
+    command = [PYTHON, "-m", "velhanet.grading.command", "velha", str(folder), "--out", str(out), "--again"]
     command += [*where, *(["--only", only] if only else [])]
     environment = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     busyBefore, allBefore = cpuTimes()

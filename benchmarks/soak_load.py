@@ -638,7 +638,7 @@ class GobangLoad:
             command = [
                 sys.executable,
                 "-m",
-                "velhanet.conformance.gobangagent",
+                "velhanet.checks.gobang.agent",
                 self.directory,
                 str(self.serverPid),
                 str(int(opcode)),

@@ -14,9 +14,11 @@ import threading
 from twisted.trial.unittest import SynchronousTestCase
 
 from tests.languages import speaking
-from velhanet.conformance import exchange, gambit, gobang
-from velhanet.conformance.base import FAIL, NOT_RUN, PASS, Target, setTarget
-from velhanet.conformance.runner import Outcome, Report, _diedDuring, _explain, checksOf, ruleOf, runChecks, summary
+from velhanet.checks import exchange
+from velhanet.checks.base import FAIL, NOT_RUN, PASS, Target, setTarget
+from velhanet.checks.gambit import rules as gambit
+from velhanet.checks.gobang import rules as gobang
+from velhanet.checks.runner import Outcome, Report, _diedDuring, _explain, checksOf, ruleOf, runChecks, summary
 from velhanet.gambit.wire import Cmd, Message, encode
 
 BACK_TO_BACK = "Two objects in one write are both handled: two CREATEs get two answers."

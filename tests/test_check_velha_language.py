@@ -13,10 +13,11 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.languages import speaking
 from tests.processes import freePort
-from velhanet.conformance import exchange, velha  # the module: its checks are not this suite's tests
-from velhanet.conformance.base import Target, setTarget
-from velhanet.conformance.exchange import Exchange
-from velhanet.conformance.velhaplayer import Recorder, receiveStart, streamMeaning
+from velhanet.checks import exchange
+from velhanet.checks.base import Target, setTarget
+from velhanet.checks.exchange import Exchange
+from velhanet.checks.velha import rules as velha  # the module: its checks are not this suite's tests
+from velhanet.checks.velha.player import Recorder, receiveStart, streamMeaning
 from velhanet.velha.said import Said
 
 TARGET, LOCAL = "127.0.61.2", "127.0.61.1"

@@ -49,7 +49,7 @@ class ConformanceRuns(SynchronousTestCase):
             junit = Path(scratch) / "report.xml"
             outputs = ("--json", str(report), "--junit-xml", str(junit))
             result = subprocess.run(
-                [PYTHON, "-m", "velhanet.conformance.report", self.family, *args, *outputs],
+                [PYTHON, "-m", "velhanet.checks.command", self.family, *args, *outputs],
                 cwd=ROOT,
                 env=ENVIRONMENT,
                 capture_output=True,
@@ -124,7 +124,7 @@ class GambitChecks(ConformanceRuns):
 
     def runFault(self, anchor: str, status: str) -> None:
         port = freePort()
-        self.start([PYTHON, "-m", "tests.broken.gambit_server", str(port), anchor], waitForPort=port)
+        self.start([PYTHON, "-m", "standins.faulty.gambit_server", str(port), anchor], waitForPort=port)
         self.assertOnly(*self.check("--target", f"127.0.0.1:{port}", *GAMBIT_FAST), anchor, status)
 
     locals().update(
@@ -150,7 +150,7 @@ class GambitChecks(ConformanceRuns):
     def test_serverThatDiesMidRun(self) -> None:
         """The server dies during one check: that check says so, every later one is NOT RUN, never FAIL."""
         port = freePort()
-        self.start([PYTHON, "-m", "tests.broken.gambit_server", str(port), "dies-on-unknown-join"], waitForPort=port)
+        self.start([PYTHON, "-m", "standins.faulty.gambit_server", str(port), "dies-on-unknown-join"], waitForPort=port)
         code, data, text = self.check("--target", f"127.0.0.1:{port}", *GAMBIT_FAST)
         self.assertEqual(code, 1, text)
         statuses = [(rule["id"], rule["status"]) for rule in data["rules"]]
@@ -184,7 +184,7 @@ class SochaChecks(ConformanceRuns):
 
     def runFault(self, anchor: str, status: str) -> None:
         port = freePort()
-        self.start([PYTHON, "-m", "tests.broken.socha_server", str(port), anchor, SOCHA_SCALE], waitForPort=port)
+        self.start([PYTHON, "-m", "standins.faulty.socha_server", str(port), anchor, SOCHA_SCALE], waitForPort=port)
         self.assertOnly(*self.check("--target", f"127.0.0.1:{port}", "--time-scale", SOCHA_SCALE), anchor, status)
 
     locals().update(
@@ -222,7 +222,7 @@ class SochaPlayerChecks(ConformanceRuns):
         self.assertIn("the program ended: ", joined[-1]["meaning"])
 
     def runFault(self, anchor: str, status: str) -> None:
-        command = f"{PYTHON} tests/broken/socha_player.py {{port}} {anchor}"
+        command = f"{PYTHON} standins/faulty/socha_player.py {{port}} {anchor}"
         self.assertOnly(*self.check("--command", command), anchor, status)
 
     locals().update(
@@ -265,7 +265,7 @@ class GobangChecks(ConformanceRuns):
 
     def runFault(self, anchor: str, status: str) -> None:
         directory = tempfile.mkdtemp()
-        pid = self.start([PYTHON, "-m", "tests.broken.gobang_server", directory, anchor], firstLine=True)
+        pid = self.start([PYTHON, "-m", "standins.faulty.gobang_server", directory, anchor], firstLine=True)
         for _ in range(100):
             if any(directory in str(p) for p in Path(directory).iterdir()):
                 break
@@ -365,16 +365,16 @@ class VelhaChecks(ConformanceRuns):
 
     def runFault(self, anchor: str, status: str) -> None:
         target, local, local2, port = self.addresses(1 + list(VELHA_FAULTS).index(anchor))
-        peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, anchor, port, str(TIME_SCALE)]
+        peer = [PYTHON, "-m", "standins.faulty.velha_peer", target, local, anchor, port, str(TIME_SCALE)]
         self.start(peer, firstLine=True)
         self.assertOnly(*self.checkPeer(target, local, local2, port), anchor, status)
 
     locals().update(faultTests(VELHA_FAULTS))
 
     def studentsPeer(self, fault: str, index: int, *more: str) -> tuple[dict[str, dict[str, Any]], str, str]:
-        """A stand-in of a real student's peer (``tests/broken/velha_peer.py``): its verdicts by rule id."""
+        """A stand-in of a real student's peer (``standins/faulty/velha_peer.py``): its verdicts by rule id."""
         target, local, local2, port = self.addresses(index)
-        peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, fault, port, str(TIME_SCALE)]
+        peer = [PYTHON, "-m", "standins.faulty.velha_peer", target, local, fault, port, str(TIME_SCALE)]
         self.start(peer, firstLine=True)
         code, data, text = self.checkPeer(target, local, local2, port, *more)
         return {rule["id"]: rule for rule in data["rules"]}, text, target.rsplit(".", 1)[0] + ".4"
@@ -477,11 +477,11 @@ class GradeFolderTests(ConformanceRuns):
             (folder / student).mkdir(parents=True)
             (folder / student / "velhanet-run").write_text(command)
         # bo's program is its own (a sandboxed program sees its own folder only)
-        shutil.copy(ROOT / "tests" / "broken" / "gambit_server.py", folder / "bo")
+        shutil.copy(ROOT / "standins" / "faulty" / "gambit_server.py", folder / "bo")
         (folder / "dan").mkdir()
         out = Path(self.mktemp()).resolve()
         result = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.grade", "gambit", str(folder), "--out", str(out)],
+            [PYTHON, "-m", "velhanet.grading.command", "gambit", str(folder), "--out", str(out)],
             cwd=ROOT,
             env=ENVIRONMENT,
             capture_output=True,
@@ -553,7 +553,7 @@ class OnlyTests(SynchronousTestCase):
     """``--only`` takes rule ids exactly: the command printed under a FAIL runs that one check."""
 
     def test_exactIds(self) -> None:
-        from velhanet.conformance.runner import checksOf, ruleOf, selected
+        from velhanet.checks.runner import checksOf, ruleOf, selected
 
         checks = [(test.id(), ruleOf(test)[1]) for test in checksOf("gambit")]
         self.assertEqual([a for t, a in checks if selected("gambit-join", t, a)], ["gambit-join"])
@@ -564,7 +564,7 @@ class OnlyTests(SynchronousTestCase):
 
     def test_unknownIdIsAUsageError(self) -> None:
         result = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.report", "gambit", "--only", "gambit-joi"],
+            [PYTHON, "-m", "velhanet.checks.command", "gambit", "--only", "gambit-joi"],
             cwd=ROOT,
             env=ENVIRONMENT,
             capture_output=True,

@@ -19,9 +19,9 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from tests.chromium import CHROMIUM, NO_CHROMIUM, Chromium
 from tests.processes import ENVIRONMENT, PYTHON, ROOT, Child, freePort
-from velhanet.conformance.exchange import Exchange, escape
-from velhanet.conformance.originals import originalsOf
-from velhanet.conformance.runner import FAMILIES, Outcome, checksOf, ruleOf
+from velhanet.checks.exchange import Exchange, escape
+from velhanet.checks.originals import originalsOf
+from velhanet.checks.runner import FAMILIES, Outcome, checksOf, ruleOf
 
 SENT_TWICE = b'{"Cmd": 2, "User": "twice", "Args": ""}{"Cmd": 2, "User": "twice", "Args": ""}'
 """What the check gambit-back-to-back writes, in one write."""
@@ -60,7 +60,7 @@ class ExpectedObservedTests(SynchronousTestCase):
     """A check's message as expected and observed: ``X must Y; got Z``, ``X must Y; Z``, ``X must Y: Z``."""
 
     def split(self, reason: str) -> tuple[str, str]:
-        outcome = Outcome("FAIL", "The rule.", reason, "velhanet.conformance.gambit.G.test_x")
+        outcome = Outcome("FAIL", "The rule.", reason, "velhanet.checks.gambit.rules.G.test_x")
         return outcome.expected, outcome.observed
 
     def test_forms(self) -> None:
@@ -126,14 +126,14 @@ class GambitEvidenceTests(SynchronousTestCase):
 
     def setUp(self) -> None:
         self.port = freePort()
-        child = Child(self, [PYTHON, "-m", "tests.broken.gambit_server", str(self.port), "gambit-back-to-back"])
+        child = Child(self, [PYTHON, "-m", "standins.faulty.gambit_server", str(self.port), "gambit-back-to-back"])
         child.waitForPort(self.port)
         self.scratch = Path(tempfile.mkdtemp(prefix="velhanet-evidence-"))
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", str(self.scratch)], check=False))
 
     def check(self, *more: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Any, str]:
         files = ("--json", "r.json", "--junit-xml", "r.xml", "--html", "r.html")
-        command = [PYTHON, "-m", "velhanet.conformance.report", "gambit", "--target", f"127.0.0.1:{self.port}"]
+        command = [PYTHON, "-m", "velhanet.checks.command", "gambit", "--target", f"127.0.0.1:{self.port}"]
         result = subprocess.run(
             [*command, "--time-scale", "0.5", *more, *files],
             cwd=self.scratch,
@@ -185,7 +185,7 @@ class GambitEvidenceTests(SynchronousTestCase):
         # the printed command runs that one check, and only it
         words = again.split()[1:]
         rerun = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.report", *words],
+            [PYTHON, "-m", "velhanet.checks.command", *words],
             cwd=ROOT,
             env=ENVIRONMENT,
             capture_output=True,
@@ -223,7 +223,7 @@ def checked(family: str, *arguments: str) -> dict[str, dict[str, Any]]:
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "r.json"
         subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.report", family, *arguments, "--json", str(report)],
+            [PYTHON, "-m", "velhanet.checks.command", family, *arguments, "--json", str(report)],
             cwd=ROOT,
             env=ENVIRONMENT,
             capture_output=True,
@@ -238,7 +238,7 @@ class FamiliesEvidenceTests(SynchronousTestCase):
 
     def test_sochaJoinedWithoutRoomId(self) -> None:
         port = freePort()
-        Child(self, [PYTHON, "-m", "tests.broken.socha_server", str(port), "socha-join", "0.5"]).waitForPort(port)
+        Child(self, [PYTHON, "-m", "standins.faulty.socha_server", str(port), "socha-join", "0.5"]).waitForPort(port)
         rule = checked("socha", "--target", f"127.0.0.1:{port}", "--time-scale", "0.5", "--only", "socha-join")[
             "socha-join"
         ]
@@ -253,7 +253,7 @@ class FamiliesEvidenceTests(SynchronousTestCase):
     def test_gobangSizeInTheWrongField(self) -> None:
         directory = tempfile.mkdtemp()
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", directory], check=False))
-        server = Child(self, [PYTHON, "-m", "tests.broken.gobang_server", directory, "gobang-signon"])
+        server = Child(self, [PYTHON, "-m", "standins.faulty.gobang_server", directory, "gobang-signon"])
         pid = server.readLine().strip()
         rules = checked(
             "gobang", "--target", pid, "--fifo-dir", directory, "--time-scale", "0.25", "--only", "gobang-signon"
@@ -286,7 +286,7 @@ class EveryFormatTests(SynchronousTestCase):
             str(scratch / "r.html"),
         )
         result = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.report", family, *arguments, "--only", anchor, "--verbose", *files],
+            [PYTHON, "-m", "velhanet.checks.command", family, *arguments, "--only", anchor, "--verbose", *files],
             cwd=ROOT,
             env=ENVIRONMENT,
             capture_output=True,
@@ -309,7 +309,7 @@ class EveryFormatTests(SynchronousTestCase):
 
     def test_velha(self) -> None:
         target, local, port = "127.0.47.2", "127.0.47.1", str(freePort(socket.SOCK_DGRAM))
-        peer = [PYTHON, "-m", "tests.broken.velha_peer", target, local, "wrong-length-field", port, "0.25"]
+        peer = [PYTHON, "-m", "standins.faulty.velha_peer", target, local, "wrong-length-field", port, "0.25"]
         Child(self, peer).readLine()
         self.everyFormat(
             "velha",
@@ -327,7 +327,7 @@ class EveryFormatTests(SynchronousTestCase):
 
     def test_socha(self) -> None:
         port = freePort()
-        Child(self, [PYTHON, "-m", "tests.broken.socha_server", str(port), "socha-join", "0.5"]).waitForPort(port)
+        Child(self, [PYTHON, "-m", "standins.faulty.socha_server", str(port), "socha-join", "0.5"]).waitForPort(port)
         self.everyFormat(
             "socha", "socha-join", "<joined roomid=", "--target", f"127.0.0.1:{port}", "--time-scale", "0.5"
         )
@@ -335,7 +335,8 @@ class EveryFormatTests(SynchronousTestCase):
     def test_gobang(self) -> None:
         directory = tempfile.mkdtemp()
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", directory], check=False))
-        pid = Child(self, [PYTHON, "-m", "tests.broken.gobang_server", directory, "gobang-signon"]).readLine().strip()
+        server = Child(self, [PYTHON, "-m", "standins.faulty.gobang_server", directory, "gobang-signon"])
+        pid = server.readLine().strip()
         rule = self.everyFormat(
             "gobang",
             "gobang-signon",
@@ -350,5 +351,5 @@ class EveryFormatTests(SynchronousTestCase):
         self.assertTrue(rule["exchange"])
 
     def test_sochaPlayer(self) -> None:
-        command = f"{PYTHON} tests/broken/socha_player.py {{port}} socha-player-moves"
+        command = f"{PYTHON} standins/faulty/socha_player.py {{port}} socha-player-moves"
         self.everyFormat("socha-player", "socha-player-moves", 'class="move"', "--command", command)

@@ -1,7 +1,7 @@
 """What was seen counts wherever it was seen: set-ups as evidence, ``--repeat`` counted, one verdict per rule.
 
-The pure part (``velhanet.conformance.tally``) with made-up outcomes; then two
-racy stand-ins of ``tests/broken/gambit_server.py`` checked for real: one that
+The pure part (``velhanet.checks.tally``) with made-up outcomes; then two
+racy stand-ins of ``standins/faulty/gambit_server.py`` checked for real: one that
 ignores every seventh JOIN that would seat a player, one that forwards every
 second END to nobody.
 """
@@ -20,17 +20,17 @@ from xml.etree.ElementTree import fromstring
 from twisted.trial.unittest import SynchronousTestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, ROOT, Child, freePort
-from velhanet.conformance.base import FAIL, NOT_RUN, PASS, SKIP, WARN
-from velhanet.conformance.classpage import classPage
-from velhanet.conformance.exchange import Exchange
-from velhanet.conformance.gradebook import ClassLine, writeCsv
-from velhanet.conformance.htmlreport import htmlReport
-from velhanet.conformance.outcome import Outcome, Report
-from velhanet.conformance.reportdata import reportFromData, reportToData
-from velhanet.conformance.reportformats import jsonReport, junitXml
-from velhanet.conformance.sightings import SetUpSighting, Sighting
-from velhanet.conformance.tally import applySightings, mergeRuns
-from velhanet.submissions import Submission
+from velhanet.checks.base import FAIL, NOT_RUN, PASS, SKIP, WARN
+from velhanet.checks.data import reportFromData, reportToData
+from velhanet.checks.exchange import Exchange
+from velhanet.checks.formats import jsonReport, junitXml
+from velhanet.checks.outcome import Outcome, Report
+from velhanet.checks.page import htmlReport
+from velhanet.checks.sightings import SetUpSighting, Sighting
+from velhanet.checks.tally import applySightings, mergeRuns
+from velhanet.grading.classpage import classPage
+from velhanet.grading.gradebook import ClassLine, writeCsv
+from velhanet.grading.submissions import Submission
 
 
 def outcome(status: str, anchor: str = "gambit-end", reason: str = "", marker: str = "") -> Outcome:
@@ -171,9 +171,9 @@ class RacyServerTests(SynchronousTestCase):
 
     def check(self, fault: str, *more: str) -> tuple[subprocess.CompletedProcess[str], dict[str, dict[str, Any]]]:
         port = freePort()
-        Child(self, [PYTHON, "-m", "tests.broken.gambit_server", str(port), fault]).waitForPort(port)
+        Child(self, [PYTHON, "-m", "standins.faulty.gambit_server", str(port), fault]).waitForPort(port)
         scratch = Path(tempfile.mkdtemp(prefix="velhanet-tally-"))
-        command = [PYTHON, "-m", "velhanet.conformance.report", "gambit", "--target", f"127.0.0.1:{port}"]
+        command = [PYTHON, "-m", "velhanet.checks.command", "gambit", "--target", f"127.0.0.1:{port}"]
         result = subprocess.run(
             [*command, "--timeout", "1", "--json", "r.json", *more],
             cwd=scratch,

@@ -138,7 +138,7 @@ class RuleAnchorTests(SynchronousTestCase):
     """Every rule ``velhanet-check`` reports is stated in the repository's own docs, at its anchor."""
 
     def test_everyRuleHasItsParagraph(self) -> None:
-        from velhanet.conformance.runner import DOCS, FAMILIES, checksOf, ruleOf
+        from velhanet.checks.runner import DOCS, FAMILIES, checksOf, ruleOf
 
         root = Path(__file__).resolve().parent.parent
         for family in FAMILIES:
@@ -153,8 +153,8 @@ class RuleAnchorTests(SynchronousTestCase):
     def test_theDocGroupsTheRulesAsTheChecksAreWritten(self) -> None:
         """The class matrix groups and orders its columns as the checks are written (``# -- group --``); the
         family's doc lists its rules under the same bold group labels, in the same order."""
-        from velhanet.conformance.classpage import columnsOf
-        from velhanet.conformance.runner import DOCS, FAMILIES
+        from velhanet.checks.runner import DOCS, FAMILIES
+        from velhanet.grading.classpage import columnsOf
 
         root = Path(__file__).resolve().parent.parent
         for family in FAMILIES:

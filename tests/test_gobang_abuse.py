@@ -37,7 +37,7 @@ NEEDS_ROOT_AND_CC = NEEDS_ROOT or (None if COMPILER else "needs a C compiler, fo
 
 
 def agentCommand(directory: Path, serverPid: int, opcode: int) -> list[str]:
-    return [sys.executable, "-m", "velhanet.conformance.gobangagent", str(directory), str(serverPid), str(opcode)]
+    return [sys.executable, "-m", "velhanet.checks.gobang.agent", str(directory), str(serverPid), str(opcode)]
 
 
 class KillProofTests(TestCase):

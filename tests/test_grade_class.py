@@ -17,21 +17,24 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from twisted.trial.unittest import SynchronousTestCase
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, gatherResults
+from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from tests.processes import ENVIRONMENT, PYTHON, ROOT
+from velhanet.checks.data import reportFromData, reportToData
+from velhanet.checks.runner import Outcome, Report
 from velhanet.cluster.archive import folderVersion
-from velhanet.cluster.pool import DaskEngine
 from velhanet.cluster.workers import RunRefused, codeVersion, localCluster
-from velhanet.conformance.graderun import GradeRun
-from velhanet.conformance.history import History, changes
-from velhanet.conformance.reportdata import reportFromData, reportToData
-from velhanet.conformance.runner import Outcome, Report
+from velhanet.grading.engines import ClusterEngine
+from velhanet.grading.grader import Grader
+from velhanet.grading.history import History, changes
+from velhanet.grading.settings import GradeSettings
+from velhanet.grading.submissions import Submission
 from velhanet.league.config import discoverPlayers, loadLeague
 from velhanet.sandbox.limits import SandboxSettings
-from velhanet.submissions import Submission
 
-BROKEN_GAMBIT = ROOT / "tests" / "broken" / "gambit_server.py"
+BROKEN_GAMBIT = ROOT / "standins" / "faulty" / "gambit_server.py"
 DRAWN = re.compile(r"'(game-)?[0-9a-f]{4}'|\b\d{4,5}\b")
 TWISTD = f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile="
 
@@ -51,7 +54,7 @@ def makeClass(root: Path, commands: dict[str, str]) -> Path:
 
 def grade(*arguments: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [PYTHON, "-m", "velhanet.conformance.grade", *arguments],
+        [PYTHON, "-m", "velhanet.grading.command", *arguments],
         cwd=cwd,
         env=ENVIRONMENT,
         capture_output=True,
@@ -159,8 +162,12 @@ def fakeGrading(spec: dict[str, Any], archive: bytes, expected: str) -> dict[str
     return {"report": reportToData(report), "log": "", "worker": str(os.getpid()), "began": 0.0, "ended": 0.0}
 
 
-class ClusterTests(SynchronousTestCase):
-    def test_aKilledWorkersSubmissionIsGradedAgainAndRecordedOnce(self) -> None:
+class ClusterTests(TestCase):
+    """The library's cluster engine on a running reactor, with a made-up grading task."""
+
+    timeout = 300
+
+    def test_aKilledWorkersSubmissionIsGradedAgainAndRecordedOnce(self) -> Deferred[None]:
         markers = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, markers, True)
         os.environ["VELHANET_TEST_DIE_ONCE"] = markers  # the workers' processes inherit it
@@ -170,26 +177,33 @@ class ClusterTests(SynchronousTestCase):
         self.addCleanup(client.close)
         folder = Path(self.mktemp())
         folder.mkdir()
-        submissions = [(n, Submission(name, folder, f"v{n}")) for n, name in enumerate(["ana", "bo", "cy", "dan"])]
-        quiet = open(os.devnull, "w")  # noqa: SIM115 (closed by the cleanup)
-        self.addCleanup(quiet.close)
-        run = GradeRun("gambit", DaskEngine(client), SandboxSettings("off"), [], "", progress=quiet, task=fakeGrading)
+        submissions = [Submission(name, folder, f"v{n}") for n, name in enumerate(["ana", "bo", "cy", "dan"])]
+        engine = ClusterEngine(reactor, client, task=fakeGrading)
+        grader = Grader(GradeSettings("gambit", SandboxSettings("off")), engine)
         finished: list[str] = []
-        run.grade(submissions, lambda submission, graded: finished.append(submission.student))
-        self.assertTrue((Path(markers) / "cy").exists(), "cy's first grading did kill its worker")
-        self.assertEqual(sorted(finished), ["ana", "bo", "cy", "dan"])
 
-    def test_aWorkerOfAnotherVelhanetIsRefused(self) -> None:
+        async def gradeAll() -> None:
+            for graded in await gatherResults([grader.grade(s, n) for n, s in enumerate(submissions)]):
+                finished.append(graded.report.target)
+            self.assertTrue((Path(markers) / "cy").exists(), "cy's first grading did kill its worker")
+            self.assertEqual(sorted(finished), ["ana", "bo", "cy", "dan"])
+
+        return Deferred.fromCoroutine(gradeAll())
+
+    def test_aWorkerOfAnotherVelhanetIsRefused(self) -> Deferred[None]:
         """The league's check, shared: a worker running other code would grade by other rules."""
 
         class OtherVersion:
             def run(self, function: Any) -> dict[str, str]:
                 return {"tcp://127.0.0.1:40001": codeVersion(), "tcp://127.0.0.1:40002": "0.0.9+0123456789"}
 
-        run = GradeRun("gambit", DaskEngine(OtherVersion()), SandboxSettings("off"), [], "")
-        with self.assertRaises(RunRefused) as refused:
-            run.grade([], lambda submission, graded: None)
-        self.assertIn("the worker at tcp://127.0.0.1:40002 runs velhanet 0.0.9+0123456789", str(refused.exception))
+        grader = Grader(GradeSettings("gambit", SandboxSettings("off")), ClusterEngine(reactor, OtherVersion()))
+        async def refused() -> None:
+            with self.assertRaises(RunRefused) as said:
+                await grader.grade(Submission("ana", Path("."), "v1"))
+            self.assertIn("the worker at tcp://127.0.0.1:40002 runs velhanet 0.0.9+0123456789", str(said.exception))
+
+        return Deferred.fromCoroutine(refused())
 
 
 class HistoryTests(SynchronousTestCase):
@@ -238,7 +252,7 @@ class HistoryTests(SynchronousTestCase):
         self.assertIn("grading 1 of 1", forced.stdout)
         self.assertNotIn("--csv", json.dumps(report), "a rule's command does not overwrite the class's CSV")
         history = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.grade", "history", str(out), "bo"],
+            [PYTHON, "-m", "velhanet.grading.command", "history", str(out), "bo"],
             env=ENVIRONMENT, capture_output=True, text=True, check=True,
         ).stdout  # fmt: skip
         versions = [line for line in history.splitlines() if not line.startswith(" ")]

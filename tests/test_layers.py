@@ -47,7 +47,7 @@ class LayerTests(SynchronousTestCase):
     def test_theGobangCheckersAgentsStartWithoutTwisted(self) -> None:
         """``velhanet-check gobang`` starts a process per scripted client (the server tells clients apart by
         pid), 169 in one run of the suite: without Twisted each starts in a fraction of the time."""
-        script = "import sys, velhanet.conformance.gobangagent; print(sorted({m.split('.')[0] for m in sys.modules}))"
+        script = "import sys, velhanet.checks.gobang.agent; print(sorted({m.split('.')[0] for m in sys.modules}))"
         loaded = subprocess.run(
             python("-c", script), env=ENVIRONMENT, capture_output=True, text=True, timeout=60, check=True
         ).stdout
@@ -109,3 +109,52 @@ class LayerTests(SynchronousTestCase):
                     spelled.append(str(path.relative_to(root)))
         self.assertEqual(spelled, [])
         self.assertIn("typing.Protocol", (PACKAGE / "gambit" / "room.py").read_text(encoding="utf-8"))
+
+
+START_PROCESS = ("Popen", "spawnProcess", "fork", "forkpty", "posix_spawn", "posix_spawnp")
+"""The calls that start a process (``subprocess.Popen``, ``reactor.spawnProcess``, ``os.fork``…), and the
+``subprocess`` functions built on Popen."""
+LAUNCH_CORE = {"sandbox/processes.py", "sandbox/program.py"}
+"""Where velhanet starts a process: the blocking front end's Popen and a tool's run, the reactor's spawn."""
+
+
+def processStarts(path: Path) -> list[str]:
+    """Every call in ``path`` that starts a process, as ``line: name``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        function = node.func
+        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+        owner = function.value if isinstance(function, ast.Attribute) else None
+        ownerName = getattr(owner, "id", "")
+        if (
+            name in START_PROCESS
+            or (ownerName == "subprocess" and name in ("run", "call", "check_call", "check_output"))
+            or (ownerName == "os" and (name.startswith(("exec", "spawn")) or name in ("system", "popen")))
+        ):
+            found.append(f"{node.lineno}: {name}")
+    return found
+
+
+class OneLaunchCoreTests(SynchronousTestCase):
+    def test_everyProcessIsStartedByTheLaunchCore(self) -> None:
+        """velhanet's own helpers (a grading, a league's game, a Gobang checker's client), a student's
+        program and a tool (git, Graphviz, bwrap's probe) are all started by the launch core, so that each
+        gets the same set-up, output tail and cap, limits and cause when it ends."""
+        elsewhere = {}
+        for path in sorted(PACKAGE.rglob("*.py")):
+            relative = path.relative_to(PACKAGE).as_posix()
+            starts = processStarts(path)
+            if starts and relative not in LAUNCH_CORE:
+                elsewhere[relative] = starts
+        self.assertEqual(elsewhere, {})
+        names = [start.split(": ")[1] for start in processStarts(PACKAGE / "sandbox" / "processes.py")]
+        self.assertEqual(names, ["Popen", "run"])
+        self.assertIn("spawnProcess", [s.split(": ")[1] for s in processStarts(PACKAGE / "sandbox" / "program.py")])
+
+    def test_aNewPopenOutsideTheCoreIsFound(self) -> None:
+        module = Path(self.mktemp())
+        module.write_text("import subprocess, os\nsubprocess.Popen(['x'])\nos.execv('x', [])\nsubprocess.run(['y'])\n")
+        self.assertEqual(processStarts(module), ["2: Popen", "3: execv", "4: run"])

@@ -21,16 +21,18 @@ from twisted.trial.unittest import SynchronousTestCase
 from tests.languages import speaking
 from tests.processes import ENVIRONMENT, PYTHON, ROOT, Child, freePort
 from velhanet import i18n
-from velhanet.conformance.base import FAIL
-from velhanet.conformance.classpage import classPage
-from velhanet.conformance.gradebook import ClassLine, formatTable
-from velhanet.conformance.graderun import GradeRun
-from velhanet.conformance.history import Graded, changeLine
-from velhanet.conformance.runner import Outcome, Report, summary
+from velhanet.checks.base import FAIL
+from velhanet.checks.runner import Outcome, Report, summary
+from velhanet.grading.classpage import classPage
+from velhanet.grading.engines import LocalEngine
+from velhanet.grading.gradebook import ClassLine, formatTable
+from velhanet.grading.grader import Grader
+from velhanet.grading.history import Graded, changeLine
+from velhanet.grading.settings import GradeSettings
+from velhanet.grading.submissions import Submission
 from velhanet.sandbox.limits import SandboxSettings
-from velhanet.submissions import Submission
 
-BROKEN_GAMBIT = ROOT / "tests" / "broken" / "gambit_server.py"
+BROKEN_GAMBIT = ROOT / "standins" / "faulty" / "gambit_server.py"
 GERMAN = ("--workers", "1", "--language", "de")
 BACK_TO_BACK = "Two objects in one write are both handled: two CREATEs get two answers."
 """The rule the stand-in breaks, in English (the check's docstring)."""
@@ -62,11 +64,11 @@ class CheckInSpanishTests(SynchronousTestCase):
 
     def test_theReportSpeaksSpanish(self) -> None:
         port = freePort()
-        Child(self, [PYTHON, "-m", "tests.broken.gambit_server", str(port), "gambit-back-to-back"]).waitForPort(port)
+        Child(self, [PYTHON, "-m", "standins.faulty.gambit_server", str(port), "gambit-back-to-back"]).waitForPort(port)
         folder = scratch(self)
         command = ["gambit", "--target", f"127.0.0.1:{port}", "--time-scale", "0.5", "--language", "es"]
         result = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.report", *command, "--json", "r.json", "--html", "r.html"],
+            [PYTHON, "-m", "velhanet.checks.command", *command, "--json", "r.json", "--html", "r.html"],
             cwd=folder,
             env=ENVIRONMENT,  # LANGUAGE=en: the Spanish comes from --language only
             capture_output=True,
@@ -137,7 +139,7 @@ class GradeInGermanTests(SynchronousTestCase):
         (classFolder / "fay").mkdir()  # no velhanet-run
         out = root / "out"
         result = subprocess.run(
-            [PYTHON, "-m", "velhanet.conformance.grade", "gambit", str(classFolder), "--out", str(out), *GERMAN],
+            [PYTHON, "-m", "velhanet.grading.command", "gambit", str(classFolder), "--out", str(out), *GERMAN],
             cwd=ROOT,
             env=ENVIRONMENT,
             capture_output=True,
@@ -184,7 +186,7 @@ class GradeInGermanTests(SynchronousTestCase):
         self.assertIn("Jede Zelle verweist auf die Regel", matrix)
         self.assertIn('class="group">Anlegen und Beitreten</th>', matrix)
         # the history in another language: what changed is told from the rules' ids, in the words of this run
-        command = [PYTHON, "-m", "velhanet.conformance.grade", "history", str(out), "bo", "--language", "pt"]
+        command = [PYTHON, "-m", "velhanet.grading.command", "history", str(out), "bo", "--language", "pt"]
         history = subprocess.run(command, env=ENVIRONMENT, capture_output=True, text=True, check=True).stdout
         self.assertIn("primeira versão avaliada", history)
         self.assertIn("12 aprovadas, 1 reprovada, 0 aviso, 0 não executada", history)  # pt_BR: 0 is singular
@@ -230,7 +232,7 @@ class InProcessTests(SynchronousTestCase):
         self.assertIn('class="group">robustez</th>', page)
 
     def test_theDeadlineErrorInSpanish(self) -> None:
-        from velhanet.submissions import parseDeadline
+        from velhanet.grading.submissions import parseDeadline
 
         speaking(self, "es")
         with self.assertRaises(ValueError) as refused:
@@ -242,9 +244,9 @@ class InProcessTests(SynchronousTestCase):
     def test_everyGradingProcessIsToldTheLanguage(self) -> None:
         """The task a worker runs names the language: the command's (``--language``, else its environment's)."""
         submission = Submission("ana", Path("."), "v1")
-        told = GradeRun("gambit", None, SandboxSettings("off"), [], "", language="de").specOf(0, submission)
-        self.assertEqual(told["language"], "de")
+        engine = LocalEngine(None, 1)
+        told = Grader(GradeSettings("gambit", SandboxSettings("off"), language="de"), engine).specOf(submission, 0)
+        self.assertEqual(told["settings"]["language"], "de")
         speaking(self, "es")
-        self.assertEqual(
-            GradeRun("gambit", None, SandboxSettings("off"), [], "").specOf(0, submission)["language"], "es"
-        )
+        spoken = Grader(GradeSettings("gambit", SandboxSettings("off")), engine).specOf(submission, 0)
+        self.assertEqual(spoken["settings"]["language"], "es")

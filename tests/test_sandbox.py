@@ -10,21 +10,27 @@ runs the real thing.
 from __future__ import annotations
 
 import argparse
+import io
 import ipaddress
 import os
 import socket
 import struct
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 from twisted.internet.error import ProcessDone
 from twisted.internet.task import Clock
 from twisted.python.failure import Failure
-from twisted.trial.unittest import SynchronousTestCase
+from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 import velhanet
-from velhanet.sandbox import availability, cgroups, jail, network
+from tests.reactorwatch import ReactorWatch
+from velhanet.sandbox import availability, cgroups, jail, launch, network
 from velhanet.sandbox.limits import (
     GIB,
     MIB,
@@ -37,7 +43,7 @@ from velhanet.sandbox.limits import (
     settingsFrom,
 )
 from velhanet.sandbox.monitor import Supervision, enforcementOf, rlimitOptions
-from velhanet.sandbox.program import SandboxedProgram
+from velhanet.sandbox.program import SandboxedProgram, spawn
 from velhanet.sandbox.sandbox import Sandbox, SandboxUnavailable
 from velhanet.sandbox.verdict import CPU, MEMORY, NETWORK, PROCESSES, Verdict, limitCause
 
@@ -162,7 +168,7 @@ class JailTests(SynchronousTestCase):
     def test_programFolder(self) -> None:
         cwd = ROOT
         self.assertEqual(
-            jail.programFolder(["python3", "tests/hostile/snoop/player.py"], cwd), ROOT / "tests/hostile/snoop"
+            jail.programFolder(["python3", "standins/hostile/snoop/player.py"], cwd), ROOT / "standins/hostile/snoop"
         )
         self.assertEqual(jail.programFolder([sys.executable, "-m", "velhanet.socha.example", "--port", "1"], cwd), None)
         self.assertEqual(jail.programFolder(["/usr/bin/env", "true"], cwd), None)
@@ -480,3 +486,46 @@ class AvailabilityTests(SynchronousTestCase):
         found = availability.probeBubblewrap()
         self.assertFalse(found.works)
         self.assertIn("apt-get install bubblewrap", found.problem)
+
+
+class NetworkSetUpTests(TestCase):
+    """The network of a sandboxed program is made off the reactor's thread, which keeps answering meanwhile."""
+
+    timeout = 120
+
+    def test_theReactorAnswersWhileASandboxsNetworkIsMade(self) -> Deferred[None]:
+        """The set-up is made slow on purpose (half a second before the routes, as a slow bwrap would be):
+        the reactor ticks every 10 ms all along, its own thread missing no more than a few ticks, and the
+        program then runs in its network as usual."""
+        sandbox = Sandbox.forCommand(SandboxSettings("on"), say=lambda line: None)
+        slowRoutes = network.routeEverythingToLoopback
+        setUpThreads: list[str] = []
+
+        def routeSlowly() -> None:
+            setUpThreads.append(threading.current_thread().name)
+            time.sleep(0.5)
+            slowRoutes()
+
+        self.patch(launch, "routeEverythingToLoopback", routeSlowly)
+        watch = ReactorWatch(reactor)
+        watch.start()
+        self.addCleanup(watch.stop)
+        output = io.BytesIO()
+
+        async def run() -> None:
+            program = spawn(sandbox, reactor, ["/bin/sh", "-c", "echo started"], output=output)
+            began = reactor.seconds()
+            await program.ready
+            madeIn = reactor.seconds() - began
+            verdict = await program.ended
+            watch.stop()
+            self.assertEqual(verdict.status, 0)
+            self.assertIn(b"started", program.tail)
+            self.assertEqual(len(setUpThreads), 1)
+            self.assertTrue(setUpThreads[0].startswith("sandbox-setup-"), setUpThreads)
+            self.assertGreaterEqual(madeIn, 0.5)
+            during = [tick for tick, _ in watch.ticks if began <= tick <= began + madeIn]
+            self.assertGreater(len(during), 25, "it ticked while the network was made")
+            self.assertLessEqual(watch.missed(), 5, f"longest stall {watch.longest():.3f} s")
+
+        return Deferred.fromCoroutine(run())

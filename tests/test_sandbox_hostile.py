@@ -1,4 +1,4 @@
-"""The hostile players of ``tests/hostile/`` in the real sandbox, by ``velhanet-grade`` and by ``socha-match``.
+"""The hostile players of ``standins/hostile/`` in the real sandbox, by ``velhanet-grade`` and by ``socha-match``.
 
 Each is contained and reported with its cause, the honest player of the
 same run wins, and nothing of them is left on the machine: no process, no
@@ -27,7 +27,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from tests.processes import ENVIRONMENT, PYTHON, ROOT
 from velhanet.sandbox.cgroups import CGROUP_ROOT
 
-HOSTILE = ROOT / "tests" / "hostile"
+HOSTILE = ROOT / "standins" / "hostile"
 LIMITS = [
     *("--sandbox", "on", "--limit-memory", "256M", "--limit-cpu", "2.5"),
     *("--limit-processes", "64", "--limit-disk", "32M", "--limit-output", "64K"),
@@ -85,7 +85,7 @@ class GradeHostileTests(SynchronousTestCase):
         scratch.mkdir()
         self.addCleanup(shutil.rmtree, scratch, True)
         result = run(  # relative paths, as a teacher types them (trial's runner changes directory)
-            [PYTHON, "-m", "velhanet.conformance.grade", "socha-player", folder.name, "--out", out.name, *LIMITS],
+            [PYTHON, "-m", "velhanet.grading.command", "socha-player", folder.name, "--out", out.name, *LIMITS],
             cwd=folder.parent,
             timeout=600,
             environment={"TMPDIR": str(scratch)},

@@ -131,7 +131,7 @@ class FifoDirectoryTests(StartupTestCase):
         """A mistyped --fifo-dir is named as such, even when the pid is not a server either."""
         missing = self.tmp / "missing"
         command = python(
-            "-m", "velhanet.conformance.report", "gobang", "--target", "999999", "--fifo-dir", str(missing)
+            "-m", "velhanet.checks.command", "gobang", "--target", "999999", "--fifo-dir", str(missing)
         )
         status, lines = self.finished(command)
         self.assertEqual(status, 3)
@@ -219,7 +219,7 @@ class UsageErrorTests(StartupTestCase):
         )
 
     def test_checkerWithoutFamily(self) -> None:
-        status, lines = self.finished(python("-c", "from velhanet.conformance.report import main; main()"))
+        status, lines = self.finished(python("-c", "from velhanet.checks.command import main; main()"))
         self.assertEqual(
             (status, lines),
             (
@@ -233,7 +233,7 @@ class UsageErrorTests(StartupTestCase):
 
     def test_graderWithoutFolder(self) -> None:
         missing = self.tmp / "missing"
-        command = python("-c", "from velhanet.conformance.grade import main; main()", "gambit", str(missing))
+        command = python("-c", "from velhanet.grading.command import main; main()", "gambit", str(missing))
         status, lines = self.finished(command)
         self.assertEqual(
             (status, lines),

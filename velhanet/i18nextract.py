@@ -39,7 +39,7 @@ def ruleTexts(source: bytes) -> Iterator[tuple[int, str]]:
 def sectionNames(source: bytes) -> Iterator[tuple[int, str]]:
     """(line, name) of every section comment (``# -- discovery --``) of a module's source, named as the class page
     names it."""
-    from velhanet.conformance.classpage import sectionName
+    from velhanet.grading.classpage import sectionName
 
     for number, line in enumerate(source.decode("utf-8").splitlines(), 1):
         name = sectionName(line)
@@ -57,7 +57,7 @@ def extract(fileobj: IO[bytes], keywords: Any, commentTags: list[str], options: 
     for line, text in rules:
         yield line, "", text, ["the rule a conformance check tests, shown beside its verdict"]
     if rules:
-        from velhanet.conformance.classpage import RULE_GROUP
+        from velhanet.grading.classpage import RULE_GROUP
 
         for line, name in sectionNames(source):
             yield line, "pgettext", (RULE_GROUP, name), ["a group of conformance rules, a heading of the class page"]

@@ -48,9 +48,12 @@ from typing import Any
 from automat import TypeMachine
 
 import velhanet
+from velhanet.sandbox.processes import ToolFailed, runTool
 
 PREFIX = "velhanet."
 DOT = "dot"  # Graphviz's layout program (Debian package ``graphviz``)
+DOT_TIMEOUT = 120.0
+"""Seconds Graphviz may take to draw one machine."""
 FONT = "Helvetica"
 IGNORED_WIDTH = 48  # characters per line of a state's ``ignores`` list
 SPLIT_WIDTH = 30  # an arrow's ``input / outputs`` longer than this puts the outputs on a line of their own
@@ -175,12 +178,14 @@ def isCurrent(svg: str, dot: str) -> bool:
 def render(dot: str) -> str:
     """The SVG picture of ``dot``, with the source's hash as a comment after the XML declaration."""
     try:
-        done = subprocess.run([DOT, "-Tsvg"], input=dot, capture_output=True, text=True, encoding="utf-8", check=True)
-    except FileNotFoundError:
+        done = runTool([DOT, "-Tsvg"], input=dot.encode("utf-8"), timeout=DOT_TIMEOUT)
+    except ToolFailed:
         raise GraphvizMissing(
             f"{DOT!r} not found: install Graphviz (Debian: apt-get install graphviz) to draw the SVGs"
         ) from None
-    declaration, rest = done.stdout.split("\n", 1)
+    if done.returncode != 0:
+        raise subprocess.CalledProcessError(done.returncode, [DOT, "-Tsvg"], done.stdout, done.stderr)
+    declaration, rest = done.stdout.decode("utf-8").split("\n", 1)
     return f"{declaration}\n<!-- source-sha256: {sourceHash(dot)} -->\n{rest}"
 
 

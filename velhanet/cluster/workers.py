@@ -10,14 +10,17 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import logging
+import os
 import signal
-import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from velhanet.i18n import _
+from velhanet.sandbox.blocking import BlockingProgram
+from velhanet.sandbox.sandbox import Sandbox
 
 PR_SET_PDEATHSIG = 1
 
@@ -160,20 +163,37 @@ def workerAddress() -> str:
         return f"local:{threading.current_thread().name}"
 
 
+PARENT_VARIABLE = "VELHANET_PARENT"
+"""The pid of the process that started a task's process: it dies with that one (L{dieWithParent})."""
+
+
+def taskEnvironment() -> dict[str, str]:
+    """The environment of a task's process started here: this one's, and this process as its parent."""
+    return {**os.environ, PARENT_VARIABLE: str(os.getpid())}
+
+
 def dieWithParent() -> None:
-    """For ``preexec_fn``: the task's process dies with the worker (and its sandboxes with it)."""
+    """First thing in a task's process (a grading, a league's game): it dies with the process that started it
+    (``PR_SET_PDEATHSIG``), and its sandboxes with it; if that one is gone already, it ends at once."""
+    parent = int(os.environ.get(PARENT_VARIABLE) or 0)
+    if not parent:
+        return
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the line above: nobody waits for this process
+        os._exit(1)
 
 
-def taskProcess(module: str) -> subprocess.Popen[str]:
-    """``python -m module`` for a task, its three streams piped (text), dying with the worker thread that starts it."""
-    return subprocess.Popen(
-        [sys.executable, "-m", module],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=dieWithParent,
+def taskProgram(
+    module: str, *arguments: str, stdin: bool = False, reader: Callable[[bytes], None] | None = None
+) -> BlockingProgram:
+    """``python -m module arguments`` for a task, started through the launch core with the sandbox off (it is
+    velhanet's own): its output's tail kept, and the cause when it ends; it dies with this process."""
+    return BlockingProgram(
+        Sandbox.off(),
+        [sys.executable, "-m", module, *arguments],
+        environment=taskEnvironment(),
+        stdin=stdin,
+        reader=reader,
     )
 
 

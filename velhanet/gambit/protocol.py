@@ -306,7 +306,7 @@ class GambitServerFactory(Factory):
     """What every connection shares: the lobby, the clock, the limits, the tracer.
 
     ``protocol`` and ``lobbyType`` are the seams a variant of the server
-    (``tests/broken/gambit_server.py``) replaces in a subclass.
+    (``standins/faulty/gambit_server.py``) replaces in a subclass.
     """
 
     protocol = GambitServerProtocol

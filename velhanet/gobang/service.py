@@ -41,7 +41,7 @@ class GobangService(MultiService):
     """One Gobang server process.
 
     ``lobbyType`` and ``channelType`` (and L{serverFifoPath}) are the seams a
-    variant of the server (``tests/broken/gobang_server.py``) replaces in a
+    variant of the server (``standins/faulty/gobang_server.py``) replaces in a
     subclass.
     """
 

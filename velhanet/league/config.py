@@ -23,7 +23,7 @@ Each player's folder holds ``velhanet-run``: the command that starts it, with
 ``{seed}`` (run by the shell in its folder, sandboxed). A player's **version**
 is the hash of its folder (every file's path, mode and bytes): a changed
 submission is a new version, played and rated as such. With ``class``, the
-players are the students of a class file (``velhanet.submissions``, the one
+players are the students of a class file (``velhanet.grading.submissions``, the one
 ``velhanet-grade`` reads): a student who hands in by git plays the commit
 graded (the last before ``deadline``), and that version is named after it
 (``git-3f2a9c1d0e4b``).
@@ -38,8 +38,8 @@ from datetime import datetime
 from pathlib import Path
 
 from velhanet.cluster.archive import folderVersion
+from velhanet.grading.submissions import ClassFileError, fromClassFile, parseDeadline
 from velhanet.i18n import _
-from velhanet.submissions import ClassFileError, fromClassFile, parseDeadline
 
 RUN_FILE = "velhanet-run"
 FORMATS = ("round-robin", "gauntlet", "sprt")
@@ -73,7 +73,7 @@ class League:
     moveTimeout: bool = True
     gameTimeout: float = 900.0
     classFile: Path | None = None
-    """A class file (``velhanet.submissions``): the players are its students, from git or folders."""
+    """A class file (``velhanet.grading.submissions``): the players are its students, from git or folders."""
     deadline: datetime | None = None
 
     @property

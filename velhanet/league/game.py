@@ -34,6 +34,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, ensureDeferred
 
 from velhanet import i18n
+from velhanet.cluster.workers import dieWithParent
 from velhanet.i18n import _
 from velhanet.sandbox.limits import ProgramLimits, SandboxSettings
 from velhanet.sandbox.sandbox import Sandbox
@@ -196,6 +197,7 @@ class LiveWatcher:
 
 def main() -> None:
     """Play the game on stdin; the imports are done first, so that a spare process waits ready (``task.py``)."""
+    dieWithParent()
     text = sys.stdin.read()
     if not text:  # a spare the worker no longer needs
         return

@@ -4,7 +4,8 @@
 worker runs the same velhanet as the league (``codeVersion``; otherwise
 ``WrongVersion``, which ends the run with a clear message), unpacks the two
 players' archives into its cache, and starts ``python -m velhanet.league.game``
-with the game on its stdin. That process dies with the worker
+with the game on its stdin, through the launch core (velhanet's own
+process, the sandbox off: ``workers.taskProgram``). That process dies with the worker
 (``PR_SET_PDEATHSIG``), and its sandboxes with it: a worker killed in the
 middle of a game leaves nothing behind, and the scheduler gives the task to
 another worker. While a game is played, the worker already starts the
@@ -21,20 +22,42 @@ the game's ``spec`` carries (``language``): never the worker's environment's.
 from __future__ import annotations
 
 import json
-import subprocess
+import queue
 import threading
-from typing import IO, Any
+from typing import Any
 
 from velhanet.cluster.archive import unpacked
-from velhanet.cluster.workers import refuseOtherVersions, taskProcess
+from velhanet.cluster.workers import refuseOtherVersions, taskProgram
 from velhanet.i18n import language
 
 LIVE = "velhanet-league-live"
 """The Dask topic of the games' live events."""
 
-_spares: list[subprocess.Popen[str]] = []
+_spares: list[GameProcess] = []
 """Game processes started ahead, waiting for a game on stdin; one per worker thread at most."""
 _sparesLock = threading.Lock()
+
+
+class GameProcess:
+    """``python -m velhanet.league.game``, started through the launch core (``workers.taskProgram``): its
+    ``EVENT`` and ``RESULT`` lines read as they come, the rest of what it prints kept as its tail."""
+
+    def __init__(self) -> None:
+        self.lines = queue.Queue[str | None]()
+        self._partial = b""
+        self.program = taskProgram("velhanet.league.game", stdin=True, reader=self._read)
+
+    def _read(self, chunk: bytes) -> None:
+        if not chunk:  # the end of its output
+            self.lines.put(None)
+            return
+        *complete, self._partial = (self._partial + chunk).split(b"\n")
+        for line in complete:
+            if line.startswith((b"RESULT ", b"EVENT ")):
+                self.lines.put(line.decode("utf-8", "replace"))
+
+    def alive(self) -> bool:
+        return self.program.poll() is None
 
 
 def playGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expected: str) -> dict[str, Any]:
@@ -47,63 +70,36 @@ def playGame(gameId: int, spec: dict[str, Any], archives: list[bytes], expected:
     ]
     publish = _publisher(gameId) if spec.get("live") else None
     child = _gameProcess()
-    assert child.stdin is not None and child.stdout is not None
-    child.stdin.write(json.dumps(spec))
-    child.stdin.close()
+    child.program.write(json.dumps(spec).encode())
+    child.program.closeStdin()
     with _sparesLock:
-        _spares.append(_startGameProcess())  # the next game's, ready when it comes
-    errors = _StreamTail(child.stderr)  # read beside stdout: a child that writes much there never waits on it
+        _spares.append(GameProcess())  # the next game's, ready when it comes
     outcome: dict[str, Any] | None = None
-    for line in child.stdout:
+    for line in iter(child.lines.get, None):
         if line.startswith("RESULT "):
             outcome = json.loads(line[7:])
-        elif line.startswith("EVENT ") and publish is not None:
+        elif publish is not None:
             publish(json.loads(line[6:]))
-    status = child.wait()
+    verdict = child.program.wait()
     if outcome is None:
-        said = errors.text().strip().splitlines()
         texts = language(spec.get("language") or "en")  # the run's, not this worker's
         raise RuntimeError(
             texts.gettext("the game process ended with status {status} without a result: {said}").format(
-                status=status, said=said[-1] if said else ""
+                status=verdict.status, said=child.program.output.lastLine()
             )
         )
     outcome["worker"] = address
     return outcome
 
 
-class _StreamTail:
-    """The last L{KEEP} characters of a child's stream, read by a thread of its own until the stream ends."""
-
-    KEEP = 65536
-
-    def __init__(self, stream: IO[str] | None) -> None:
-        self.kept = ""
-        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self.thread.start()
-
-    def _read(self, stream: IO[str] | None) -> None:
-        if stream is not None:
-            for chunk in iter(lambda: stream.read(4096), ""):
-                self.kept = (self.kept + chunk)[-self.KEEP :]
-
-    def text(self) -> str:
-        self.thread.join()
-        return self.kept
-
-
-def _startGameProcess() -> subprocess.Popen[str]:
-    return taskProcess("velhanet.league.game")
-
-
-def _gameProcess() -> subprocess.Popen[str]:
-    """A spare game process still alive (it dies with the thread that started it), else a new one."""
+def _gameProcess() -> GameProcess:
+    """A spare game process still alive (it dies with the worker that started it), else a new one."""
     with _sparesLock:
         while _spares:
             spare = _spares.pop()
-            if spare.poll() is None:
+            if spare.alive():
                 return spare
-    return _startGameProcess()
+    return GameProcess()
 
 
 def _publisher(gameId: int) -> Any:

@@ -8,11 +8,11 @@ disabled or restricted).
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import dataclass
 from functools import cache
 
 from velhanet.i18n import N_, _
+from velhanet.sandbox.processes import ToolFailed, runTool
 
 INSTALL = N_("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)")
 
@@ -31,7 +31,7 @@ def probeBubblewrap() -> Availability:
     if bwrap is None:
         return Availability(False, _("bwrap is not installed: {install}").format(install=_(INSTALL)))
     try:
-        done = subprocess.run(
+        done = runTool(
             [
                 bwrap,
                 "--ro-bind",
@@ -45,10 +45,9 @@ def probeBubblewrap() -> Availability:
                 "/dev",
                 "true",
             ],
-            capture_output=True,
             timeout=20,
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except ToolFailed as error:
         return Availability(False, _("bwrap could not be run: {error}").format(error=error))
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()

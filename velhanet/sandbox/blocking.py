@@ -14,6 +14,12 @@ needs to reach the program inside its sandbox:
   process ids the protocol carries mean the same on both sides;
 - L{BlockingProgram.hostPid}: the host's number of a process the program
   knows by its own number.
+
+velhanet's own helper processes started from blocking code (a grading
+process on a cluster's worker, a league's game, a Gobang checker's scripted
+client) are L{BlockingProgram}s too, with the sandbox off: a ``reader`` for
+what they print as it comes, ``stdin`` to talk to them, the same output tail
+and the same cause when they end.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from velhanet.i18n import _
@@ -32,8 +38,12 @@ from velhanet.sandbox.jail import STATUS_FD
 from velhanet.sandbox.launch import OutputKeeper, finish, prepare, setUpNetwork, unsandboxed
 from velhanet.sandbox.monitor import POLL, Supervision, processTree
 from velhanet.sandbox.network import setNetworkNamespace
+from velhanet.sandbox.processes import popen
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.sandbox.verdict import Verdict
+
+READ_SIZE = 65536
+"""Bytes read from its output at a time."""
 
 
 class SandboxStartFailed(OSError):
@@ -52,24 +62,30 @@ class BlockingProgram:
         cwd: Path | None = None,
         shared: Sequence[Path] = (),
         output: Path | None = None,
+        environment: Mapping[str, str] | None = None,
+        reader: Callable[[bytes], None] | None = None,
+        stdin: bool = False,
     ) -> None:
+        """``reader``: who reads its output as it comes (a helper velhanet talks to), beside its tail, and
+        an empty chunk once it closed its output;
+        ``stdin``: L{write} reaches its standard input."""
         self.sandbox = sandbox
         self.limits = sandbox.settings.limits
         self.outputPath = output
         self.output = OutputKeeper(None, self.limits.output)
+        self.reader = reader
         self.supervision: Supervision | None = None
         self._status = b""
         self._stopping = threading.Event()
         self.stoppedByVelhanet = False
         if sandbox.active:
-            self._startSandboxed(command, folder, cwd, shared)
+            self._startSandboxed(command, folder, cwd, shared, environment, stdin)
         else:
-            self.process = subprocess.Popen(
-                list(command),
+            self.process = popen(
+                command,
+                stdin=stdin,
                 cwd=cwd or folder,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                environment=environment,
             )
             self._startReading()
 
@@ -80,27 +96,38 @@ class BlockingProgram:
     # -- start ------------------------------------------------------------------------
 
     def _startSandboxed(
-        self, command: Sequence[str], folder: Path | None, cwd: Path | None, shared: Sequence[Path]
+        self,
+        command: Sequence[str],
+        folder: Path | None,
+        cwd: Path | None,
+        shared: Sequence[Path],
+        environment: Mapping[str, str] | None,
+        stdin: bool,
     ) -> None:
         statusRead, statusWrite = os.pipe()
         infoRead, infoWrite = os.pipe()
         blockRead, blockWrite = os.pipe()
         launch = prepare(
-            self.sandbox, command, folder=folder, cwd=cwd, shared=shared, infoFd=infoWrite, blockFd=blockRead
+            self.sandbox,
+            command,
+            folder=folder,
+            cwd=cwd,
+            shared=shared,
+            infoFd=infoWrite,
+            blockFd=blockRead,
+            environment=dict(environment) if environment is not None else None,
+            stdin=stdin,
         )
 
         def statusOnThree() -> None:
             os.dup2(statusWrite, STATUS_FD)
 
         try:
-            self.process = subprocess.Popen(
+            self.process = popen(
                 launch.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=(infoWrite, blockRead, statusWrite, STATUS_FD),
-                preexec_fn=statusOnThree,
-                start_new_session=True,
+                stdin=stdin,
+                passFds=(infoWrite, blockRead, statusWrite, STATUS_FD),
+                beforeExec=statusOnThree,
             )
         finally:
             for fd in (infoWrite, blockRead, statusWrite):
@@ -149,10 +176,16 @@ class BlockingProgram:
         assert self.process.stdout is not None
         self.output.sink = self.outputPath.open("wb", buffering=0) if self.outputPath is not None else None
         try:
-            for chunk in iter(lambda: self.process.stdout.read1(65536), b""):  # type: ignore[union-attr,attr-defined]
-                self.output.keep(chunk)
+            for chunk in iter(lambda: self.process.stdout.read1(READ_SIZE), b""):  # type: ignore[union-attr,attr-defined]
+                if self.reader is not None:
+                    self.output.keep(chunk, toSink=False)
+                    self.reader(chunk)
+                else:
+                    self.output.keep(chunk)
         finally:
             self.output.close()
+            if self.reader is not None:
+                self.reader(b"")  # the end of its output
 
     @property
     def tail(self) -> bytes:
@@ -163,6 +196,18 @@ class BlockingProgram:
         return self.output.cut
 
     # -- while it runs ------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        """To its standard input (started with ``stdin``); nothing once it is closed or the program ended."""
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                self.process.stdin.write(data)
+                self.process.stdin.flush()
+
+    def closeStdin(self) -> None:
+        if self.process.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                self.process.stdin.close()
 
     def poll(self) -> int | None:
         return self.process.poll()
@@ -217,6 +262,11 @@ class BlockingProgram:
             os.killpg(self.process.pid, 9)
         if self.supervision is not None and self.supervision.group is not None:
             self.supervision.group.killAll()
+
+    def wait(self) -> Verdict:
+        """Wait for it to end by itself (a helper that ends when its work is done) and say how it ended."""
+        self.process.wait()
+        return self.stop()
 
     def stop(self, grace: float = 0.0) -> Verdict:
         """End it now (after ``grace`` seconds for it to end by itself) and say how it ended."""

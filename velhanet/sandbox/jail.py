@@ -157,7 +157,7 @@ def _systemArgs() -> list[str]:
 def programFolder(command: Sequence[str], cwd: Path) -> Path | None:
     """The folder of the first file a command names (its program, or the script its interpreter runs).
 
-    ``python3 tests/hostile/snoop/player.py`` → ``tests/hostile/snoop``; ``./bot --port 1`` → ``.``;
+    ``python3 standins/hostile/snoop/player.py`` → ``standins/hostile/snoop``; ``./bot --port 1`` → ``.``;
     ``python3 -m velhanet.socha.example`` names no file: None (it needs no folder of its own).
     A file inside the system directories (``/usr/bin/python3``) is the interpreter, not the program.
     """

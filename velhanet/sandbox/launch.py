@@ -9,9 +9,11 @@ Starting an untrusted program has three steps, the same from a reactor
    the sandbox's: that process in the group, every address routed to its
    loopback, the watch that names what it tried to reach, and listening
    sockets for what it may reach. This waits for bwrap's loopback (up to
-   ``network.LOOPBACK_WAIT``) from a thread that joins the namespace: a
-   front end runs it off its main thread (the reactor's front end hands the
-   result back with ``callFromThread``);
+   ``network.LOOPBACK_WAIT``) from a thread that joins the namespace: the
+   blocking front end waits for that thread; the reactor's front end runs
+   the whole step in a thread of its own, which joins the namespace itself,
+   and hands the result back with ``callFromThread``, so that nothing on the
+   reactor's thread ever waits for it;
 3. **finish** (L{finish}): the status the sandbox reported, the verdict, the
    watch closed and the group removed.
 
@@ -19,6 +21,15 @@ Throughout, an L{OutputKeeper} keeps what it printed: the last
 L{TAIL_BYTES} for the verdict and the reports, and up to the output limit
 to its log, then one line saying it was cut there. The front ends do the
 I/O of their world (the reactor's descriptors, or threads and pipes).
+
+The core starts every process velhanet starts: the blocking front end
+through ``processes.popen``, the reactor's through ``reactor.spawnProcess``
+in ``program.py``, and a tool velhanet trusts and waits for (git, Graphviz,
+bwrap's probe) through ``processes.runTool``. velhanet's own helper
+processes (a grading, a league's game, a Gobang checker's client) are
+programs like the others, started by a front end with the sandbox off
+(``Sandbox.off``): the same output tail, cap and cause when they end
+(``tests/test_layers.py`` finds any process started elsewhere).
 """
 
 from __future__ import annotations
@@ -40,8 +51,13 @@ from velhanet.sandbox.network import insideNetworkOf, listeningSocket, openForbi
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.sandbox.verdict import Verdict
 
+NetworkMade = tuple[socket.socket, list[socket.socket]]
+"""What the network's set-up hands back: the watch of what the program tried, and the listening sockets."""
+
 TAIL_BYTES = 16384
 """The end of what a program printed that its verdict keeps: a start-up error and the traceback after it."""
+QUOTED_TAIL = 500
+"""Characters of the end of what a program printed that a verdict's reason quotes (its last lines)."""
 UNSANDBOXED = N_("no sandbox (--sandbox off)")
 """How the limits were enforced without the sandbox (translated where a verdict is made)."""
 
@@ -133,19 +149,29 @@ def prepare(
     return Launch(argv, Supervision(limits, group, writable), group)
 
 
-def setUpNetwork(supervision: Supervision, pid: int, reach: Sequence[tuple[str, int]] = ()) -> list[socket.socket]:
-    """Step 2, blocking (it may wait for bwrap): ``pid`` in the group and its network made; the listening
-    sockets for ``reach``, made inside it, for the front end to serve. Raises OSError when it cannot."""
+def setUpNetwork(
+    supervision: Supervision,
+    pid: int,
+    reach: Sequence[tuple[str, int]] = (),
+    *,
+    inside: Callable[[int, Callable[[], NetworkMade]], NetworkMade] = insideNetworkOf,
+) -> list[socket.socket]:
+    """Step 2, which waits (for bwrap's loopback): ``pid`` in the group and its network made; the listening
+    sockets for ``reach``, made inside it, for the front end to serve. Raises OSError when it cannot.
+
+    ``inside`` runs the network's work in the sandbox's namespace: by default from a thread of its own that
+    the caller waits for (blocking code); the reactor's front end calls this from a thread of its own that
+    ends afterwards, and gives ``network.joinNetworkOf``, which moves that thread itself."""
     supervision.pid = pid
     if supervision.group is not None:
         supervision.group.add(pid)
     wanted = list(reach)
 
-    def inside() -> tuple[socket.socket, list[socket.socket]]:
+    def work() -> NetworkMade:
         routeEverythingToLoopback()
         return openForbiddenWatch(), [listeningSocket(host, port) for host, port in wanted]
 
-    watch, sockets = insideNetworkOf(pid, inside)
+    watch, sockets = inside(pid, work)
     supervision.watch = watch
     return sockets
 
@@ -183,3 +209,4 @@ def finish(
 def unsandboxed(status: int | None, output: OutputKeeper) -> Verdict:
     """The verdict of a program run without the sandbox: its status and whether its output was cut."""
     return Verdict(status=status, enforcement=_(UNSANDBOXED), outputCut=output.outputCut)
+

@@ -53,20 +53,28 @@ def setNetworkNamespace(fd: int) -> None:
         )
 
 
+def joinNetworkOf(pid: int, work: Callable[[], T]) -> T:
+    """Run ``work`` in the calling thread after moving it into the network namespace of process ``pid``.
+
+    The thread stays there: call this only from a thread that ends afterwards (one started for it, as the
+    reactor's front end does, ``program.py``), never from one that goes on with other work."""
+    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        setNetworkNamespace(fd)
+    finally:
+        os.close(fd)
+    return work()
+
+
 def insideNetworkOf(pid: int, work: Callable[[], T]) -> T:
-    """Run ``work`` in a thread that has joined the network namespace of process ``pid``."""
+    """Run ``work`` in a thread of its own that joins the network namespace of process ``pid``, and wait for
+    it: for blocking code, whose own thread must stay where it is (``blocking.py``)."""
     outcome: list[T] = []
     failure: list[BaseException] = []
-    path = f"/proc/{pid}/ns/net"
 
     def run() -> None:
         try:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                setNetworkNamespace(fd)
-            finally:
-                os.close(fd)
-            outcome.append(work())
+            outcome.append(joinNetworkOf(pid, work))
         except BaseException as error:  # handed to the caller's thread
             failure.append(error)
 

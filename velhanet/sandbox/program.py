@@ -51,6 +51,7 @@ from velhanet.sandbox.cgroups import removeEventually
 from velhanet.sandbox.jail import STATUS_FD
 from velhanet.sandbox.launch import OutputKeeper, finish, prepare, setUpNetwork, unsandboxed
 from velhanet.sandbox.monitor import POLL, Supervision, treeSchedule
+from velhanet.sandbox.network import joinNetworkOf
 from velhanet.sandbox.sandbox import Sandbox
 from velhanet.sandbox.verdict import Verdict
 from velhanet.sendnow import noDelay
@@ -171,7 +172,8 @@ class SandboxedProgram(ProcessProtocol):
             self._started()
 
     def _setUp(self, pid: int) -> None:
-        """bwrap said which process is the sandbox's: its network is made in a thread of its own."""
+        """bwrap said which process is the sandbox's: its network is made in a thread of its own, which joins
+        the sandbox's namespace itself and ends (the reactor's thread never waits for it)."""
         supervision = self.supervision
         assert supervision is not None
         supervision.pid = pid
@@ -179,7 +181,7 @@ class SandboxedProgram(ProcessProtocol):
 
         def makeNetwork() -> None:
             try:
-                sockets = setUpNetwork(supervision, pid, reach)
+                sockets = setUpNetwork(supervision, pid, reach, inside=joinNetworkOf)
             except OSError as error:
                 self.reactor.callFromThread(self._setUpFailed, error)
             else:

@@ -42,6 +42,12 @@ class Sandbox:
             say(_("warning: programs run without a sandbox: {problem}").format(problem=availability.problem))
         return cls(settings, availability)
 
+    @classmethod
+    def off(cls) -> Sandbox:
+        """No sandbox, for velhanet's own helper processes (a grading, a game, a checker's client): they are
+        started by the same front ends as a student's program, with its output tail and cap."""
+        return cls(SandboxSettings("off"), Availability(True, ""))
+
     def describe(self) -> str:
         if not self.active:
             if self.settings.mode == "off":

@@ -1,0 +1,125 @@
+"""Grading as a library, driven as a service drives it: on a running reactor, which keeps answering.
+
+No command, no ``print``, no ``sys.exit``: plain values in (``GradeSettings``,
+``Submission``), Deferreds and ``twisted.logger`` events out. Real grading
+processes of real programs (velhanet's Gambit server and the faulty
+stand-ins), on this machine's engine.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+from twisted.logger import ILogObserver, globalLogPublisher
+from twisted.trial.unittest import TestCase
+from zope.interface import provider
+
+from tests.processes import PYTHON, ROOT
+from tests.reactorwatch import ReactorWatch
+from velhanet.cluster.archive import folderVersion
+from velhanet.grading.classrun import ClassRun
+from velhanet.grading.engines import LocalEngine
+from velhanet.grading.grader import Grader
+from velhanet.grading.history import History
+from velhanet.grading.records import ClassRecord
+from velhanet.grading.settings import GradeSettings
+from velhanet.grading.submissions import Submission, fromFolder
+from velhanet.sandbox.limits import SandboxSettings
+
+BROKEN = ROOT / "standins" / "faulty" / "gambit_server.py"
+OWN = f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile= -l /dev/null"
+OWN += " gambit-server --listen tcp:{port}:interface=127.0.0.1"
+MOST_MISSED = 5
+"""Ticks of 10 ms the reactor's own thread may miss while four submissions are graded (a few)."""
+
+
+def classOf(root: Path, commands: dict[str, str]) -> list[Submission]:
+    for student, command in commands.items():
+        (root / student).mkdir(parents=True)
+        (root / student / "velhanet-run").write_text(command)
+        shutil.copy(BROKEN, root / student)
+    return fromFolder(root, set())
+
+
+class LibraryTests(TestCase):
+    timeout = 600
+
+    def test_aClassGradedWhileTheReactorKeepsAnswering(self) -> Deferred[None]:
+        """Four submissions graded four at once by the library, a LoopingCall ticking every 10 ms beside it:
+        the reports are the programs' own, the progress comes as events, and the reactor's thread misses no
+        more than a few ticks (what the kernel did not give it, a busy machine, left out)."""
+        root = Path(self.mktemp()).resolve()
+        submissions = classOf(
+            root / "class",
+            {
+                "ana": OWN,
+                "bo": f"{PYTHON} gambit_server.py {{port}} gambit-join-unknown",
+                "cy": f"{PYTHON} gambit_server.py {{port}} gambit-end",
+                "dan": f"{PYTHON} gambit_server.py {{port}} gambit-back-to-back",
+            },
+        )
+        (root / "out").mkdir()
+        history = History(root / "out" / "grades.db")
+        self.addCleanup(history.close)
+        settings = GradeSettings("gambit", SandboxSettings("auto"))
+        grader = Grader(settings, LocalEngine(reactor, 4))
+        record = ClassRecord("gambit", root / "out", history, settings.key())
+        events: list[dict[str, Any]] = []
+
+        @provider(ILogObserver)
+        def observe(event: dict[str, Any]) -> None:
+            if event.get("log_namespace") == ClassRun.log.namespace:
+                events.append(event)
+
+        globalLogPublisher.addObserver(observe)
+        self.addCleanup(globalLogPublisher.removeObserver, observe)
+        watch = ReactorWatch(reactor)
+        watch.start()
+        self.addCleanup(watch.stop)
+
+        async def grade() -> None:
+            outcome = await ClassRun(grader, record, reactor).grade(submissions)
+            watch.stop()
+            failed = {
+                line.student: [o.anchor for o in line.report.outcomes if o.status == "FAIL"] for line in outcome.lines
+            }
+            self.assertEqual(
+                failed,
+                {"ana": [], "bo": ["gambit-join-unknown"], "cy": ["gambit-end"], "dan": ["gambit-back-to-back"]},
+            )
+            self.assertFalse(outcome.interrupted)
+            self.assertEqual([e["done"] for e in events if "done" in e], [0, 1, 2, 3, 4])
+            self.assertEqual([e["starting"] for e in events if "starting" in e], [4])
+            self.assertTrue((root / "out" / "index.html").exists())
+            self.assertEqual(len(history.versionsOf("cy")), 1)
+            self.assertGreater(len(watch.ticks), 100, "it ticked all along")
+            print(f"\n  reactor: {watch.missed()} ticks of 10 ms missed, longest stall {watch.longest() * 1000:.0f} ms")
+            self.assertLessEqual(watch.missed(), MOST_MISSED, f"longest stall {watch.longest():.3f} s")
+
+        return Deferred.fromCoroutine(grade())
+
+    def test_oneSubmissionGradedAndAWaitingOneCancelled(self) -> Deferred[None]:
+        """A service grades hand-ins one by one: with one slot, a second grading waits; cancelled while it
+        waits, it never runs, and the first one's report is the program's."""
+        root = Path(self.mktemp()).resolve()
+        ana, bo = classOf(root / "class", {"ana": f"{PYTHON} gambit_server.py {{port}} gambit-end", "bo": OWN})
+        grader = Grader(GradeSettings("gambit", SandboxSettings("off"), only="gambit-end"), LocalEngine(reactor, 1))
+
+        async def grade() -> None:
+            first = grader.grade(ana)
+            second = grader.grade(bo)
+            await grader.start()
+            self.assertEqual((grader.running, grader.waiting), (1, 1))
+            second.cancel()
+            graded = await first
+            self.assertEqual([(o.anchor, o.status) for o in graded.report.outcomes], [("gambit-end", "FAIL")])
+            self.assertEqual(graded.worker, "local:1")
+            self.assertEqual(folderVersion(ana.folder), ana.version)  # type: ignore[arg-type]
+            self.assertEqual((grader.running, grader.waiting), (0, 0))
+            self.failureResultOf(second)
+
+        return Deferred.fromCoroutine(grade())

@@ -1,0 +1,97 @@
+"""A report as plain data and back: what a grading process on a worker sends to the command that tabulates.
+
+``velhanet-grade`` checks each submission in a process of its own, maybe on
+another machine of the cluster, and keeps each version's report in its history
+database: both need the whole report (every rule with its evidence, the
+program's verdict) as JSON, and the same L{Report} back, so that the pages,
+the table and the class page are made from it exactly as from a report
+checked here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from velhanet.checks.exchange import Exchange, ExchangeLine
+from velhanet.checks.outcome import Evidence, Outcome, Report
+from velhanet.sandbox.verdict import Verdict
+
+
+def reportToData(report: Report) -> dict[str, Any]:
+    return {
+        "family": report.family,
+        "target": report.target,
+        "cannotTest": report.cannotTest,
+        "program": report.program.asDict() if report.program is not None else None,
+        "outcomes": [
+            {
+                "status": outcome.status,
+                "rule": outcome.rule,
+                "reason": outcome.reason,
+                "testId": outcome.testId,
+                "anchor": outcome.anchor,
+                "doc": outcome.doc,
+                "dependsOn": outcome.dependsOn,
+                "family": outcome.family,
+                **exchangeToData(outcome.exchange),
+                "runs": outcome.runs,
+                "sighted": list(outcome.sighted) if outcome.sighted is not None else None,
+                "evidence": [
+                    {
+                        "where": more.where,
+                        "status": more.status,
+                        "reason": more.reason,
+                        "check": more.check,
+                        **exchangeToData(more.exchange),
+                    }
+                    for more in outcome.evidence
+                ],
+            }
+            for outcome in report.outcomes
+        ],
+    }
+
+
+def exchangeToData(exchange: Exchange) -> dict[str, Any]:
+    return {"exchange": [line.asDict() for line in exchange.lines], "exchangeLeftOut": exchange.leftOut}
+
+
+def exchangeFromData(item: dict[str, Any]) -> Exchange:
+    lines = [ExchangeLine(**line) for line in item.get("exchange", [])]
+    return Exchange.restored(lines, int(item.get("exchangeLeftOut", 0)))
+
+
+def reportFromData(data: dict[str, Any]) -> Report:
+    program = data.get("program")
+    return Report(
+        family=str(data["family"]),
+        target=str(data["target"]),
+        cannotTest=str(data.get("cannotTest") or ""),
+        program=Verdict.fromDict(program) if isinstance(program, dict) else None,
+        outcomes=[
+            Outcome(
+                status=str(item["status"]),
+                rule=str(item["rule"]),
+                reason=str(item["reason"]),
+                testId=str(item["testId"]),
+                anchor=str(item.get("anchor", "")),
+                doc=str(item.get("doc", "")),
+                dependsOn=str(item.get("dependsOn", "")),
+                family=str(item.get("family", "")),
+                exchange=exchangeFromData(item),
+                runs={str(status): int(n) for status, n in (item.get("runs") or {}).items()},
+                sighted=(int(item["sighted"][0]), int(item["sighted"][1])) if item.get("sighted") else None,
+                evidence=[
+                    Evidence(
+                        str(more["where"]),
+                        str(more["status"]),
+                        str(more["reason"]),
+                        exchangeFromData(more),
+                        str(more.get("check", "")),
+                    )
+                    for more in item.get("evidence", [])
+                ],
+            )
+            for item in data.get("outcomes", [])
+        ],
+    )

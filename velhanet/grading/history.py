@@ -1,0 +1,233 @@
+"""``grades.db``: every graded version of every student, and what changed from one to the next.
+
+``velhanet-grade`` records each grading in a SQLite database in its output
+folder: the student, the submission's version (the folder's hash or the
+commit) and where it came from, when it was graded, with which settings (the
+family, ``--strict``, ``--only``, the sandbox's limits: a verdict depends on
+them), every rule's verdict with its reason, and the whole report (so that a
+version already graded is shown again without running it). From two graded
+versions of a student, ``changes`` says which rules the new one fixed and
+which it broke. The database's ``user_version`` is its schema's: an older
+file is brought up to date when opened, a newer one refused. The reasons kept
+are in the language of the run that graded; what changed is told from the
+rules' ids, in the language of the run that tells it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from velhanet.checks.base import FAIL, NOT_RUN, PASS, SKIP, WARN
+from velhanet.checks.data import reportFromData, reportToData
+from velhanet.checks.runner import Report
+from velhanet.grading.submissions import Submission
+from velhanet.i18n import _
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS gradings (
+    id INTEGER PRIMARY KEY,
+    student TEXT NOT NULL,
+    family TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    version TEXT NOT NULL,
+    source TEXT NOT NULL,
+    committed TEXT NOT NULL,
+    graded TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    change TEXT NOT NULL,
+    cannotTest INTEGER NOT NULL,
+    passed INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    warned INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    notRun INTEGER NOT NULL,
+    report BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS byStudent ON gradings (student, family, settings, id);
+CREATE TABLE IF NOT EXISTS verdicts (
+    grading INTEGER NOT NULL REFERENCES gradings (id),
+    rule TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS byGrading ON verdicts (grading);
+"""
+
+
+class HistoryError(Exception):
+    """The database cannot be used (written by a newer velhanet): the line says so."""
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One grading of one version, as recorded."""
+
+    id: int
+    student: str
+    version: str
+    source: str
+    committed: str
+    graded: str
+    verdict: str
+    change: str
+    """What changed from the version graded before it, as said when it was graded."""
+    statuses: dict[str, str]
+    """Each rule's id and its verdict."""
+
+    @property
+    def day(self) -> str:
+        return self.graded[:10]
+
+
+def changes(before: dict[str, str], after: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(fixed, broke): rules that FAILed before and pass now, and rules that passed before and FAIL now.
+
+    A rule not run in one of the two (NOT RUN, SKIP, or absent) is neither: nothing was seen to change."""
+    passing = (PASS, WARN)
+    fixed = sorted(rule for rule, status in after.items() if status in passing and before.get(rule) == FAIL)
+    broke = sorted(rule for rule, status in after.items() if status == FAIL and before.get(rule) in passing)
+    return fixed, broke
+
+
+def changeLine(previous: Graded | None, now: dict[str, str], verdict: str) -> str:
+    """What a student's table line and page say about the version graded against the one before (empty for
+    a first version)."""
+    if previous is None:
+        return ""
+    fixed, broke = changes(previous.statuses, now)
+    parts = [_("fixed: {rules}").format(rules=", ".join(fixed))] if fixed else []
+    parts += [_("broke: {rules}").format(rules=", ".join(broke))] if broke else []
+    if not parts:
+        same = (
+            _("same verdicts") if verdict == previous.verdict else _("was: {verdict}").format(verdict=previous.verdict)
+        )
+        parts.append(same)
+    return _("since version {version} (graded {day}): {changes}").format(
+        version=previous.version[:12], day=previous.day, changes="; ".join(parts)
+    )
+
+
+def statusesOf(report: Report) -> dict[str, str]:
+    return {outcome.anchor or outcome.testId: outcome.status for outcome in report.outcomes}
+
+
+class History:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.connection = sqlite3.connect(path)
+        self.connection.row_factory = sqlite3.Row
+        version = self.connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise HistoryError(
+                _("{path} was written by a newer velhanet (schema {version}, this one {ours})").format(
+                    path=path, version=version, ours=SCHEMA_VERSION
+                )
+            )
+        with self.connection:
+            self.connection.executescript(SCHEMA)
+            self.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def _graded(self, row: sqlite3.Row) -> Graded:
+        statuses = {
+            rule: status
+            for rule, status in self.connection.execute(
+                "SELECT rule, status FROM verdicts WHERE grading = ?", (row["id"],)
+            )
+        }
+        return Graded(
+            row["id"],
+            row["student"],
+            row["version"],
+            row["source"],
+            row["committed"],
+            row["graded"],
+            row["verdict"],
+            row["change"],
+            statuses,
+        )
+
+    def sameVersion(self, student: str, family: str, settings: str, version: str) -> tuple[Graded, Report] | None:
+        """The last grading of this very version with these settings, and its report; None if never graded,
+        or if it could not be tested then (a program too slow to start on a busy machine, a worker without
+        the sandbox: worth another try, and it costs little)."""
+        row = self.connection.execute(
+            "SELECT * FROM gradings WHERE student = ? AND family = ? AND settings = ? AND version = ?"
+            " AND cannotTest = 0 ORDER BY id DESC LIMIT 1",
+            (student, family, settings, version),
+        ).fetchone()
+        if row is None:
+            return None
+        return self._graded(row), reportFromData(json.loads(zlib.decompress(row["report"])))
+
+    def previous(self, student: str, family: str, settings: str, version: str) -> Graded | None:
+        """The last grading of another version of the student's (the one a change is told against)."""
+        row = self.connection.execute(
+            "SELECT * FROM gradings WHERE student = ? AND family = ? AND settings = ? AND version != ?"
+            " ORDER BY id DESC LIMIT 1",
+            (student, family, settings, version),
+        ).fetchone()
+        return None if row is None else self._graded(row)
+
+    def record(
+        self,
+        submission: Submission,
+        family: str,
+        settings: str,
+        report: Report,
+        verdict: str,
+        change: str,
+        when: datetime,
+    ) -> None:
+        counts = [report.count(status) for status in (PASS, FAIL, WARN, SKIP, NOT_RUN)]
+        blob = zlib.compress(json.dumps(reportToData(report)).encode("utf-8"))
+        with self.connection:
+            cursor = self.connection.execute(
+                "INSERT INTO gradings (student, family, settings, version, source, committed, graded, verdict, change,"
+                " cannotTest, passed, failed, warned, skipped, notRun, report)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    submission.student,
+                    family,
+                    settings,
+                    submission.version,
+                    submission.source,
+                    submission.committed,
+                    when.isoformat(timespec="seconds"),
+                    verdict,
+                    change,
+                    int(bool(report.cannotTest)),
+                    *counts,
+                    blob,
+                ),
+            )
+            self.connection.executemany(
+                "INSERT INTO verdicts (grading, rule, status, reason) VALUES (?, ?, ?, ?)",
+                [(cursor.lastrowid, o.anchor or o.testId, o.status, o.reason) for o in report.outcomes],
+            )
+
+    def versionsOf(self, student: str) -> list[dict[str, Any]]:
+        """Every grading of the student's, oldest first, with what changed from the one before (same family)."""
+        rows = self.connection.execute("SELECT * FROM gradings WHERE student = ? ORDER BY id", (student,)).fetchall()
+        seen: dict[tuple[str, str], Graded] = {}
+        listed = []
+        for row in rows:
+            graded = self._graded(row)
+            key = (row["family"], row["settings"])
+            before = seen.get(key)
+            if before is not None and before.version == graded.version:
+                change = _("same version, graded again")
+            else:
+                change = changeLine(before, graded.statuses, graded.verdict) or _("first graded version")
+            seen[key] = graded
+            listed.append({"graded": graded, "family": row["family"], "change": change, "row": dict(row)})
+        return listed
