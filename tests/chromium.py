@@ -158,10 +158,57 @@ class Page:
             check();
           }};
           if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
-          const fail = () => {{ observer.disconnect(); reject(new Error("timed out: {condition}")); }};
+          const fail = () => {{ observer.disconnect(); reject(new Error({json.dumps("timed out: " + condition)})); }};
           setTimeout(fail, {int(seconds * 1000)});
         }})"""
         return self.evaluate(expression, seconds)
+
+    def chooseFile(self, selector: str, path: str) -> None:
+        """Choose ``path`` in the file input ``selector``, as a person does in the file dialog."""
+        root = self.browser.call("DOM.getDocument", {}, self.session)["root"]["nodeId"]
+        node = self.browser.call("DOM.querySelector", {"nodeId": root, "selector": selector}, self.session)["nodeId"]
+        self.browser.call("DOM.setFileInputFiles", {"files": [path], "nodeId": node}, self.session)
+
+    def clickAndLoad(self, selector: str, seconds: float = 30) -> None:
+        """Click ``selector`` (a form's button, a link) and return once the page it leads to has loaded."""
+        self.evaluate(f"window.__leaving = true; void document.querySelector({json.dumps(selector)}).click()")
+        self._newPageLoaded(seconds)
+
+    def go(self, url: str, seconds: float = 30) -> None:
+        self.evaluate("window.__leaving = true")
+        self.browser.call("Page.navigate", {"url": url}, self.session)
+        self._newPageLoaded(seconds)
+
+    def _newPageLoaded(self, seconds: float) -> None:
+        """Until a load event of a page other than the one marked ``__leaving`` (a page that reloads itself
+        meanwhile fires load events of its own)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            self.browser.waitForEvent("Page.loadEventFired", self.session, max(0.1, deadline - time.monotonic()))
+            try:
+                if self.evaluate("window.__leaving === undefined && document.readyState === 'complete'", 5):
+                    return
+            except AssertionError:
+                pass  # between two pages
+            if time.monotonic() > deadline:
+                raise AssertionError("the next page did not load")
+
+    def waitThroughReloads(self, condition: str, value: str, seconds: float = 60) -> Any:
+        """As L{waitFor}, on a page that renders itself again meanwhile (each reload ends one wait: the next
+        one begins on the new page)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                try:
+                    shown = self.evaluate(value, 5)
+                except AssertionError as error:
+                    shown = str(error)
+                raise AssertionError(f"timed out: {condition}; it is {shown!r}")
+            try:
+                return self.waitFor(condition, value, min(left, 10))
+            except AssertionError:
+                continue
 
     def screenshot(self, path: str) -> None:
         import base64

@@ -184,3 +184,23 @@ class CommandLineTests(unittest.TestCase):
         self.assertIn("Prueba 'gambit-client --help' para ver las opciones.", said)
         said = self.client("--language", "fr", code="de")
         self.assertIn("--language muss eines von en, pt, es, de sein, nicht 'fr'", said)
+
+
+class MarkedWhereExtractedTests(unittest.TestCase):
+    def test_noTextIsMarkedInsideAnFString(self) -> None:
+        """Babel's extractor reads an f-string as one string token: a ``_("…")`` inside one is never extracted,
+        so never translated. A text is marked outside, and its translation put in the f-string."""
+        import ast
+
+        marks = {"_", "ngettext", "N_", "pgettext"}
+        inside = []
+        for path in sorted((ROOT / "velhanet").rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.JoinedStr):
+                    continue
+                for call in ast.walk(node):
+                    if not isinstance(call, ast.Call) or not call.args or not isinstance(call.args[0], ast.Constant):
+                        continue
+                    if getattr(call.func, "id", "") in marks:
+                        inside.append(f"{path.relative_to(ROOT)}:{call.lineno}")
+        self.assertEqual(inside, [])

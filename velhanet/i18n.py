@@ -18,10 +18,11 @@ velhanet has no catalog for is English, silently. A program sets it once
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -157,6 +158,19 @@ def ngettext(singular: str, plural: str, count: int) -> str:
 def pgettext(context: str, message: str) -> str:
     """``message`` in ``context`` (a catalog's ``msgctxt``), in the language this process speaks."""
     return current().pgettext(context, message)
+
+
+@contextlib.contextmanager
+def speaking(code: str) -> Iterator[Language]:
+    """Speak ``code`` for the duration (a page rendered at once for one reader, in a reactor that renders one
+    page at a time), then the language spoken before."""
+    global _current
+    before = current()
+    _current = language(code)
+    try:
+        yield _current
+    finally:
+        _current = before
 
 
 def N_(message: str) -> str:

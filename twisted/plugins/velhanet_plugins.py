@@ -42,3 +42,10 @@ sochaReplay = ServiceMaker(
     "Step through Piranhas game logs (socha-match --log-dir) in a browser, move by move",
     "socha-replay",
 )
+
+classServer = ServiceMaker(
+    "velhanet class server",
+    "velhanet.classroom.tap",
+    "A class on one service: students hand in and read their own reports, teachers see the class",
+    "class-server",
+)

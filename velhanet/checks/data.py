@@ -95,3 +95,43 @@ def reportFromData(data: dict[str, Any]) -> Report:
             for item in data.get("outcomes", [])
         ],
     )
+
+
+def reportFromJson(data: dict[str, Any]) -> Report:
+    """A report as ``velhanet-check --json`` wrote it (a class server's API gives it so), back as a L{Report}
+    to print as ``velhanet-check`` prints one; what that JSON leaves out (the test's id) stays empty."""
+    program = data.get("program")
+    family = str(data["family"])
+    return Report(
+        family=family,
+        target=str(data["target"]),
+        cannotTest=str(data.get("cannotTest") or ""),
+        program=Verdict.fromDict(program) if isinstance(program, dict) else None,
+        outcomes=[
+            Outcome(
+                status=str(item["status"]),
+                rule=str(item["rule"]),
+                reason=str(item["reason"]),
+                testId="",
+                anchor=str(item["id"]),
+                doc=str(item.get("reference") or "").partition("#")[0],
+                dependsOn=str(item.get("dependsOn") or ""),
+                family=family,
+                exchange=exchangeFromData(item),
+                reproduce=str(item.get("reproduce") or ""),
+                runs={str(status): int(n) for status, n in (item.get("runs") or {}).items()},
+                sighted=(int(item["sighted"]["kept"]), int(item["sighted"]["seen"])) if item.get("sighted") else None,
+                evidence=[
+                    Evidence(
+                        str(more["where"]),
+                        str(more["status"]),
+                        str(more["reason"]),
+                        exchangeFromData(more),
+                        str(more.get("check") or ""),
+                    )
+                    for more in item.get("evidence", [])
+                ],
+            )
+            for item in data.get("rules", [])
+        ],
+    )

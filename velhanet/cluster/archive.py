@@ -22,11 +22,15 @@ from pathlib import Path
 CACHE = "velhanet-cluster-programs"
 
 
-def pack(folder: Path) -> bytes:
+def pack(folder: Path, hidden: bool = True) -> bytes:
+    """The folder as a gzipped tar, its files in sorted order (``hidden`` False: without the files and folders
+    whose names begin with a dot, ``.git`` among them, as a student hands a folder in)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path in sorted(folder.rglob("*")):
             if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                continue
+            if not hidden and any(part.startswith(".") for part in path.relative_to(folder).parts):
                 continue
             archive.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
     return buffer.getvalue()

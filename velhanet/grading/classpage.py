@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote
@@ -68,6 +69,21 @@ def columnsOf(family: str) -> list[Column]:
 
 def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") -> str:
     """The matrix page; ``graded``: (student, report) pairs; each student's page is ``STUDENT.html``."""
+    students = ngettext("{n} student", "{n} students", len(graded)).format(n=len(graded))
+    title = title or f"velhanet-grade {family}: {students}"
+    legend = _(
+        "Each cell links to the rule in that student's page: the exchange on the wire, "
+        "the original sentence, expected and observed, and the command that runs the check again."
+    )
+    parts = [*pageStart(title, STYLE), *classMatrix(family, graded, lambda student: quote(f"{student}.html"))]
+    parts.append(f'<p class="small">{escape(legend)}</p>')
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def classMatrix(family: str, graded: list[tuple[str, Report]], pageOf: Callable[[str], str]) -> list[str]:
+    """The matrix itself, a table in a scrolling ``div``: a row per student (sorted by name), a column per
+    rule; ``pageOf(student)`` is the URL of the page each row's cells link into (``#rule``)."""
     assert family in FAMILIES
     columns = columnsOf(family)
     rows = sorted(graded, key=lambda pair: pair[0].casefold())
@@ -77,11 +93,8 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
             groups[-1] = (column.group, groups[-1][1] + 1)
         else:
             groups.append((column.group, 1))
-    students = ngettext("{n} student", "{n} students", len(rows)).format(n=len(rows))
-    title = title or f"velhanet-grade {family}: {students}"
     student, verdict = escape(_("student")), escape(_("verdict"))
     parts = [
-        *pageStart(title, STYLE),
         f'<div class="scroll"><table class="matrix"><thead><tr><th rowspan="2">{student}</th>',
         *(f'<th colspan="{span}" class="group">{escape(pgettext(RULE_GROUP, name))}</th>' for name, span in groups),
         f'<th rowspan="2">{verdict}</th></tr><tr>',
@@ -90,7 +103,7 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
     ]
     passing = dict.fromkeys((column.anchor for column in columns), 0)
     for student, report in rows:
-        page = quote(f"{student}.html")
+        page = escape(pageOf(student))
         verdicts = {outcome.anchor: outcome for outcome in report.outcomes}
         cells = [f'<th class="student"><a href="{page}">{escape(student)}</a></th>']
         for column in columns:
@@ -113,13 +126,7 @@ def classPage(family: str, graded: list[tuple[str, Report]], title: str = "") ->
     parts.append(f"</tbody><tfoot><tr><th>{passedBy}</th>")
     parts += [f'<td class="count">{passing[c.anchor]}/{len(rows)}</td>' for c in columns]
     parts.append("<td></td></tr></tfoot></table></div>")
-    legend = _(
-        "Each cell links to the rule in that student's page: the exchange on the wire, "
-        "the original sentence, expected and observed, and the command that runs the check again."
-    )
-    parts.append(f'<p class="small">{escape(legend)}</p>')
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return parts
 
 
 def studentVerdict(report: Report) -> str:
@@ -131,11 +138,9 @@ def studentVerdict(report: Report) -> str:
     return "fail" if report.count(FAIL) else "pass"
 
 
-STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:90rem;padding:1rem;
-color:#1f2328}
-h1{font-size:1.3rem}.scroll{overflow-x:auto}.small{color:#57606a;font-size:.85rem}
-table{border-collapse:collapse}th,td{border:1px solid #d0d7de;padding:.2rem .35rem;text-align:center}
+MATRIX_STYLE = """
+.scroll{overflow-x:auto}table.matrix{border-collapse:collapse}
+table.matrix th,table.matrix td{border:1px solid #d0d7de;padding:.2rem .35rem;text-align:center}
 th.group{background:#f6f8fa;font-size:.85rem}th.rule{vertical-align:bottom;height:9rem;font-weight:500;
 font-size:.75rem}th.rule span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
 th.student{text-align:left;white-space:nowrap}td.cell a{color:#fff;text-decoration:none;font-size:.8rem;
@@ -143,3 +148,13 @@ display:block}td.cell .kept{display:block;font-size:.65rem}
 td.verdict{text-align:left;font-size:.85rem;max-width:22rem}td.count{font-size:.8rem;
 color:#57606a}tfoot th{text-align:left}
 """
+"""The matrix's own style, which a page that embeds it (the class server's) adds to its own."""
+
+STYLE = (
+    """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:90rem;padding:1rem;
+color:#1f2328}
+h1{font-size:1.3rem}.small{color:#57606a;font-size:.85rem}
+"""
+    + MATRIX_STYLE
+)

@@ -12,6 +12,7 @@ the verdict and the failed rules' ids.
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,27 +128,33 @@ def formatTable(lines: list[ClassLine]) -> str:
 
 
 def writeCsv(path: Path, lines: list[ClassLine]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(CSV_COLUMNS)
-        for line in lines:
-            report, submission = line.report, line.submission
-            writer.writerow(
-                [
-                    line.student,
-                    submission.identifier,
-                    submission.version,
-                    submission.source,
-                    submission.committed,
-                    report.count(PASS),
-                    report.count(FAIL),
-                    report.count(WARN),
-                    report.count(SKIP),
-                    report.count(NOT_RUN),
-                    line.score(),
-                    line.verdict(),
-                    " ".join(line.failedRules()),
-                    line.change,
-                    line.counts(),
-                ]
-            )
+    path.write_text(csvText(lines), encoding="utf-8", newline="")
+
+
+def csvText(lines: list[ClassLine]) -> str:
+    """The class for a gradebook: the header row, then a row per student."""
+    stream = io.StringIO(newline="")
+    writer = csv.writer(stream)
+    writer.writerow(CSV_COLUMNS)
+    for line in lines:
+        report, submission = line.report, line.submission
+        writer.writerow(
+            [
+                line.student,
+                submission.identifier,
+                submission.version,
+                submission.source,
+                submission.committed,
+                report.count(PASS),
+                report.count(FAIL),
+                report.count(WARN),
+                report.count(SKIP),
+                report.count(NOT_RUN),
+                line.score(),
+                line.verdict(),
+                " ".join(line.failedRules()),
+                line.change,
+                line.counts(),
+            ]
+        )
+    return stream.getvalue()

@@ -92,23 +92,26 @@ class Grader:
         """Gradings it runs at once (0 before L{start} has asked the engine)."""
         return self._slots.limit if self._slots is not None else 0
 
-    def specOf(self, submission: Submission, index: int) -> dict[str, Any]:
-        """What a grading process is told of one submission (as ``one`` reads it, without its folder)."""
+    def specOf(self, submission: Submission, index: int, language: str = "") -> dict[str, Any]:
+        """What a grading process is told of one submission (as ``one`` reads it, without its folder); its report
+        in ``language`` (default: the settings')."""
+        settings = dataclasses.replace(self.settings, language=language) if language else self.settings
         return {
-            "settings": self.settings.toData(),
+            "settings": settings.toData(),
             "student": submission.student,
             "version": submission.version,
             "index": index,
         }
 
-    def grade(self, submission: Submission, index: int = 0) -> Deferred[Graded]:
-        """Grade ``submission`` (``index`` tells submissions graded at the same time apart); cancel to stop it."""
-        return Deferred.fromCoroutine(self._grade(submission, index))
+    def grade(self, submission: Submission, index: int = 0, language: str = "") -> Deferred[Graded]:
+        """Grade ``submission`` (``index`` tells submissions graded at the same time apart), its report in
+        ``language`` (default: the settings'); cancel to stop it."""
+        return Deferred.fromCoroutine(self._grade(submission, index, language))
 
-    async def _grade(self, submission: Submission, index: int) -> Graded:
+    async def _grade(self, submission: Submission, index: int, language: str) -> Graded:
         await self.start()
         assert self._slots is not None and submission.folder is not None
-        spec = self.specOf(submission, index)
+        spec = self.specOf(submission, index, language)
         attempt = 0
         while True:
             attempt += 1

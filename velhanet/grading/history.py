@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +30,9 @@ from velhanet.checks.runner import Report
 from velhanet.grading.submissions import Submission
 from velhanet.i18n import _
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the gradings and their verdicts; 2: the class server's people, sessions and hand-ins (an older file gets
+the new tables, empty, when it is opened)."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS gradings (
     id INTEGER PRIMARY KEY,
@@ -58,6 +61,35 @@ CREATE TABLE IF NOT EXISTS verdicts (
     reason TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS byGrading ON verdicts (grading);
+CREATE TABLE IF NOT EXISTS people (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    secret TEXT,
+    made TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS bySecret ON people (secret);
+CREATE TABLE IF NOT EXISTS sessions (
+    token TEXT PRIMARY KEY,
+    person TEXT NOT NULL REFERENCES people (name),
+    csrf TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS handins (
+    id INTEGER PRIMARY KEY,
+    student TEXT NOT NULL,
+    received TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    archive TEXT NOT NULL,
+    version TEXT NOT NULL,
+    committed TEXT NOT NULL,
+    late INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    grading INTEGER REFERENCES gradings (id),
+    language TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS handinsByStudent ON handins (student, id);
+CREATE INDEX IF NOT EXISTS handinsByStatus ON handins (status, id);
 """
 
 
@@ -187,7 +219,10 @@ class History:
         verdict: str,
         change: str,
         when: datetime,
-    ) -> None:
+        alsoDo: Callable[[sqlite3.Connection, int], None] | None = None,
+    ) -> int:
+        """Record one grading; its id. ``alsoDo(connection, id)`` runs in the same transaction (the class server
+        marks its hand-in graded there: a grading is recorded once, with its hand-in, or not at all)."""
         counts = [report.count(status) for status in (PASS, FAIL, WARN, SKIP, NOT_RUN)]
         blob = zlib.compress(json.dumps(reportToData(report)).encode("utf-8"))
         with self.connection:
@@ -210,10 +245,21 @@ class History:
                     blob,
                 ),
             )
+            grading = int(cursor.lastrowid or 0)
             self.connection.executemany(
                 "INSERT INTO verdicts (grading, rule, status, reason) VALUES (?, ?, ?, ?)",
-                [(cursor.lastrowid, o.anchor or o.testId, o.status, o.reason) for o in report.outcomes],
+                [(grading, o.anchor or o.testId, o.status, o.reason) for o in report.outcomes],
             )
+            if alsoDo is not None:
+                alsoDo(self.connection, grading)
+        return grading
+
+    def grading(self, grading: int) -> tuple[Graded, Report] | None:
+        """One grading by its id, and its report."""
+        row = self.connection.execute("SELECT * FROM gradings WHERE id = ?", (grading,)).fetchone()
+        if row is None:
+            return None
+        return self._graded(row), reportFromData(json.loads(zlib.decompress(row["report"])))
 
     def versionsOf(self, student: str) -> list[dict[str, Any]]:
         """Every grading of the student's, oldest first, with what changed from the one before (same family)."""

@@ -8,6 +8,8 @@ A class folder holds one folder per student. A class file (TOML) names them::
     id = "ana@example.edu"           # optional: the gradebook's key for this student (the CSV's id column)
     [students.bo]
     folder = "submissions/bo"
+    [students.cy]                    # neither: cy hands in by upload, to the class server
+    [teachers.tia]                   # the class server's teachers (velhanet-grade reads no more of them)
 
 A repository is cloned (bare, into the output folder's ``.repos``), and the
 last commit of its default branch made before the deadline (by its commit
@@ -123,14 +125,18 @@ def fromClassFile(
     for student, entry in sorted(students.items()):
         if wanted and student not in wanted:
             continue
-        if not NAME.match(student) or not isinstance(entry, dict) or ("git" in entry) == ("folder" in entry):
+        if not NAME.match(student) or not isinstance(entry, dict) or ("git" in entry and "folder" in entry):
             raise ClassFileError(
                 _(
-                    "{path}: [students.{student}] needs a name of letters, digits, . _ - and one of"
+                    "{path}: [students.{student}] needs a name of letters, digits, . _ - and at most one of"
                     " git = URL or folder = PATH"
                 ).format(path=path, student=student)
             )
         identifier = str(entry.get("id", ""))
+        if "git" not in entry and "folder" not in entry:
+            problem = _("hands in by upload, to the class server: nothing to grade here")
+            found.append(Submission(student, None, "", "upload", identifier=identifier, problem=problem))
+            continue
         if "folder" in entry:
             folder = (path.parent / str(entry["folder"])).resolve()
             if not folder.is_dir():
