@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from twisted.internet.defer import Deferred
+from twisted.logger import ILogObserver, formatEvent, globalLogPublisher
 from twisted.trial.unittest import TestCase
+from zope.interface import provider
 
-from tests.classroom_harness import ClassServer, folderOf, headers, tarGz, upload, zipOf
+from tests.classroom_harness import ClassServer, folderOf, headers, sleep, tarGz, upload, zipOf
 from tests.processes import PYTHON
 from velhanet.classroom import api
 from velhanet.classroom.archives import UploadLimits
@@ -59,6 +61,32 @@ class SignInTests(TestCase):
                 (await teacher.get(server.url("/"), allow_redirects=False)).headers.getRawHeaders(b"location"),
                 [b"/class"],
             )
+
+        return run(test())
+
+    def test_noSecretInTheLog(self) -> Deferred[None]:
+        """A sign-in link's secret, a bearer token and a session cookie never reach the log."""
+        lines: list[str] = []
+
+        @provider(ILogObserver)
+        def observe(event: dict[str, Any]) -> None:
+            lines.append(formatEvent(event))
+
+        globalLogPublisher.addObserver(observe)
+        self.addCleanup(globalLogPublisher.removeObserver, observe)
+
+        async def test() -> None:
+            server = ClassServer(self, "2099-12-20 23:59", "--trace")
+            await server.start()
+            browser = await server.signedIn("ana")
+            await (await browser.get(server.url("/me"))).text()
+            await (await server.http.get(server.url("/api/hand-ins"), headers=server.bearer("bo"))).text()
+            await sleep(0.1)  # the access log is written once each request is over
+            logged = "\n".join(lines)
+            self.assertIn("/sign-in/...", logged)
+            self.assertIn("GET /me", logged)
+            for secret in server.secrets.values():
+                self.assertNotIn(secret, logged)
 
         return run(test())
 
@@ -495,5 +523,54 @@ class TeacherActionTests(TestCase):
             league = await teacher.post(server.url("/class/league"), data={"csrf": csrf})
             self.assertEqual(league.code, 409)
             self.assertIn("only a socha-player class has a league", await league.text())
+
+        return run(test())
+
+
+PLAYER_CLASS = """family = "socha-player"
+deadline = "{deadline}"
+[teachers.tia]
+[students.ana]
+[students.bo]
+[students.cy]
+"""
+
+
+def playerFolder(root: Path, seed: int) -> Path:
+    """velhanet's example Piranhas player, its one velhanet-run good for the checks and for a league."""
+    root.mkdir(parents=True)
+    command = f"{PYTHON} -m velhanet.socha.example --host {{host}} --port {{port}} --reservation '{{reservation}}'"
+    (root / "velhanet-run").write_text(f"{command} --seed {seed}\n")
+    return root
+
+
+class LeagueTests(TestCase):
+    timeout = 400
+
+    def test_theClassLeagueOfTheLastHandInsBeforeTheDeadline(self) -> Deferred[None]:
+        async def test() -> None:
+            server = ClassServer(self, classFile=PLAYER_CLASS)
+            await server.start()
+            for seed, name in enumerate(("ana", "bo"), start=1):
+                code, answer = await server.handIn(name, tarGz(playerFolder(server.root / name, seed)))
+                graded = await server.waitFor(name, answer["id"], ("graded",), 200)
+                self.assertEqual(graded["report"]["counts"]["FAIL"], 0, graded["report"])
+            teacher = await server.signedIn("tia")
+            csrf = await server.csrfOf(teacher, "/class")
+            started = await teacher.post(server.url("/class/league"), data={"csrf": csrf}, allow_redirects=False)
+            self.assertEqual(started.code, 303)
+            assert server.service is not None
+            league = server.service.site.league
+            while league.state() in ("being played",):
+                await sleep(0.5)
+            self.assertEqual(
+                league.state(), "played: see its standings", (server.root / "state/league/run.log").read_text()
+            )
+            standings = await (await teacher.get(server.url("/class/league"))).text()
+            self.assertIn("ana", standings)
+            self.assertIn("bo", standings)
+            self.assertNotIn("cy", standings.split("<table")[1], "cy handed nothing in")
+            student = await server.signedIn("ana")
+            self.assertEqual((await student.get(server.url("/class/league"))).code, 403)
 
         return run(test())

@@ -25,7 +25,7 @@ from twisted.web.server import Request
 from velhanet import i18n
 from velhanet.classroom.answers import ClassSite, Endpoint, asJson, rest
 from velhanet.classroom.archives import tooLargeText
-from velhanet.classroom.reports import reportJson
+from velhanet.classroom.reports import reportJson, withCommands
 from velhanet.classroom.store import GRADED, REFUSED, HandIn
 from velhanet.i18n import _
 
@@ -51,7 +51,8 @@ def handInData(site: ClassSite, handIn: HandIn, withReport: bool = False) -> dic
         found = site.history.grading(handIn.grading)
         if found is not None:
             data["change"] = found[0].change or None
-            data["report"] = json.loads(reportJson(found[1]))
+            report = withCommands(found[1], site.desk.grader.settings, site.desk.folderIfAny(handIn))
+            data["report"] = json.loads(reportJson(report))
     return data
 
 

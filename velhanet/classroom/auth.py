@@ -164,7 +164,7 @@ class Sessions:
         return bool(expected) and hmac.compare_digest(expected.encode(), given.encode())
 
 
-def cookieHeader(token: str, secure: bool, maxAge: int = 60 * 60 * 24 * 120) -> bytes:
+def cookieHeader(token: str, secure: bool, maxAge: int = 60 * 60 * 24 * 120) -> bytes:  # SESSION_DAYS
     """The session cookie: HttpOnly, SameSite=Lax, Secure over TLS (an empty token and no age: removed)."""
     parts = [f"{COOKIE.decode()}={token}", "Path=/", "HttpOnly", "SameSite=Lax", f"Max-Age={maxAge}"]
     if secure:

@@ -43,14 +43,14 @@ POLL = 2.0
 
 def parser() -> ArgumentParser:
     top = ArgumentParser(prog="velhanet-class", description=__doc__.splitlines()[0])
-    commands = top.add_subparsers(dest="command", required=True, metavar="links|revoke|hand-in")
+    commands = top.add_subparsers(dest="command", required=True, metavar="links|revoke|hand-in", help="what to do")
     links = commands.add_parser("links", help="make a personal link for each person who has none, and print it")
-    links.add_argument("classFile", metavar="CLASS.toml")
+    links.add_argument("classFile", metavar="CLASS.toml", help="the class file the server serves")
     links.add_argument("--url", required=True, help="the server's address as people reach it (https://HOST:PORT)")
     links.add_argument("--out", default="velhanet-class", help="the server's --out (default: ./%(default)s)")
     revoke = commands.add_parser("revoke", help="make a new link for NAME: the old one stops working")
-    revoke.add_argument("classFile", metavar="CLASS.toml")
-    revoke.add_argument("name", metavar="NAME")
+    revoke.add_argument("classFile", metavar="CLASS.toml", help="the class file the server serves")
+    revoke.add_argument("name", metavar="NAME", help="whose link: a teacher's or a student's name")
     revoke.add_argument("--url", required=True, help="the server's address as people reach it")
     revoke.add_argument("--out", default="velhanet-class", help="the server's --out (default: ./%(default)s)")
     handIn = commands.add_parser("hand-in", help="hand a folder in, wait for its grading, print the report")
@@ -152,8 +152,10 @@ def handIn(base: str, folder: Path, token: str, timeout: float) -> int:
 
 
 def describe(answer: dict[str, Any]) -> str:
-    if answer["status"] == "queued" and "position" in answer:
+    if answer["status"] == "queued" and "wait" in answer:
         return _("queued: number {position}, about {wait} s").format(position=answer["position"], wait=answer["wait"])
+    if answer["status"] == "queued" and "position" in answer:
+        return _("queued: number {position}").format(position=answer["position"])
     if answer["status"] in ("refused", "replaced"):
         return _("{status}: {reason}").format(status=answer["status"], reason=answer.get("reason") or "")
     return str(answer["status"])

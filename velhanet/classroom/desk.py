@@ -120,6 +120,13 @@ class Desk:
             return self.workspace / ".submissions" / f"{handIn.student}-{handIn.version[:12]}"
         return runFolder(self.filesOf(handIn.id) / "folder")
 
+    def folderIfAny(self, handIn: HandIn) -> Path | None:
+        """A hand-in's folder, if its files are still there."""
+        try:
+            return self.folderOf(handIn)
+        except Refused:
+            return None
+
     # -- receiving -------------------------------------------------------------------------
 
     async def receiveUpload(self, student: str, data: bytes, language: str) -> Received:

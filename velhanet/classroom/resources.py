@@ -21,7 +21,6 @@ theirs to know it exists); nobody signed in gets 401.
 from __future__ import annotations
 
 from importlib import resources as packageFiles
-from pathlib import Path
 
 from twisted.cred.error import UnauthorizedLogin
 from twisted.web.resource import Resource
@@ -31,7 +30,7 @@ from velhanet import i18n
 from velhanet.checks.outcome import Report
 from velhanet.classroom.answers import ClassSite, Endpoint, clientAddress, cookieOf, html, plain, redirect, rest
 from velhanet.classroom.api import Api
-from velhanet.classroom.archives import Refused, tooLargeText
+from velhanet.classroom.archives import tooLargeText
 from velhanet.classroom.auth import LinkSecret, Person, cookieHeader, signIn
 from velhanet.classroom.pages import Shown, historyPage, messagePage, studentPage, teacherPage
 from velhanet.classroom.reports import reportJson, reportPage, withCommands
@@ -148,19 +147,14 @@ class HandIns(Endpoint):
             graded, report = found
             files = self.site.desk.filesOf(handIn.id)
             printed = (files / "program.log").read_bytes() if (files / "program.log").exists() else b""
+            withCommands(report, self.site.desk.grader.settings, self.site.desk.folderIfAny(handIn))
             if suffix == "json":
                 request.setHeader(b"content-type", b"application/json; charset=utf-8")
                 return reportJson(report).encode("utf-8") + b"\n"
             if more == [b"log"]:
                 return plain(request, printed.decode("utf-8", "replace"))
-            withCommands(report, self.site.desk.grader.settings, self._folder(handIn))
+            withCommands(report, self.site.desk.grader.settings, self.site.desk.folderIfAny(handIn))
             return html(request, reportPage(handIn, graded, report, printed, handIn.student))
-
-    def _folder(self, handIn: HandIn) -> Path | None:
-        try:
-            return self.site.desk.folderOf(handIn)
-        except Refused:
-            return None
 
 
 class Commit(Endpoint):
@@ -256,8 +250,14 @@ class ClassCsv(TeacherEndpoint):
             for student in self.site.classroom.students:
                 handIn = self.site.store.lastGraded(student.name, onTime=True)
                 found = self.site.history.grading(handIn.grading) if handIn and handIn.grading else None
-                version, source = (handIn.version, handIn.kind) if handIn else ("", "upload")
-                submission = Submission(student.name, None, version, source, identifier=student.identifier)
+                submission = Submission(
+                    student.name,
+                    None,
+                    handIn.version if handIn else "",
+                    handIn.kind if handIn else "upload",
+                    handIn.committed if handIn else "",
+                    identifier=student.identifier,
+                )
                 if found is None:
                     nothing = _("nothing graded before the deadline")
                     report = Report(self.site.classroom.family, student.name, cannotTest=nothing)

@@ -10,7 +10,7 @@ listens; every ``--poll`` it looks at the git students' repositories for new com
 from __future__ import annotations
 
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.web.server import Site
 
-from velhanet.classroom.answers import UPLOAD_SLACK, ClassSite, limitedRequests
+from velhanet.classroom.answers import UPLOAD_SLACK, ClassSite, accessLine, limitedRequests
 from velhanet.classroom.archives import UploadLimits
 from velhanet.classroom.auth import Sessions, SignInLimiter, classPortal
 from velhanet.classroom.classfile import loadClassroom
@@ -42,6 +42,10 @@ from velhanet.sandbox.sandbox import Sandbox, SandboxUnavailable
 from velhanet.startup import ListeningService, StartupReport
 from velhanet.tracing import orGlobalReactor
 
+TIDY_EVERY = 3600.0
+SESSION_DAYS = 120
+"""A session cookie's life, as its Max-Age says: then the person opens their link again."""
+
 
 class ClassService(MultiService):
     log = Logger()
@@ -53,11 +57,14 @@ class ClassService(MultiService):
         listening.setServiceParent(self)
         self.poller = LoopingCall(self.poll)
         self.poller.clock = site.reactor
+        self.tidying = LoopingCall(self.tidy)
+        self.tidying.clock = site.reactor
         self.ready: Deferred[None] | None = None
 
     def startService(self) -> None:
         super().startService()
         self.site.live.start()
+        self.tidying.start(TIDY_EVERY, now=True)
         self.ready = self.grader.start().addCallback(lambda _: self.site.desk.resume())
         self.ready.addErrback(lambda failure: self.log.failure("the grading could not start", failure))
         gitStudents = [person for person in self.site.classroom.students if person.git]
@@ -65,14 +72,20 @@ class ClassService(MultiService):
             self.poller.start(self.pollEvery, now=True)
 
     def stopService(self) -> Deferred[None] | None:
-        if self.poller.running:
-            self.poller.stop()
+        for loop in (self.poller, self.tidying):
+            if loop.running:
+                loop.stop()
         self.site.desk.stop()
         self.site.live.stop()
         stopped = super().stopService()
         closing = self.engine.close()
         closing.addBoth(lambda _: self.site.history.close())
         return stopped
+
+    def tidy(self) -> None:
+        """Now and then: the limiter forgets quiet addresses, sessions older than L{SESSION_DAYS} end."""
+        self.site.limiter.forget()
+        self.site.store.forgetSessions(self.site.now() - timedelta(days=SESSION_DAYS))
 
     def poll(self) -> Deferred[None]:
         """Every git student's repository, one after the other: a new last commit is a hand-in."""
@@ -149,7 +162,7 @@ def makeService(options: Any, reactor: Any = None) -> ClassService:
         options["trace"],
         _now,
     )
-    web = Site(ClassRoot(site))
+    web = Site(ClassRoot(site), logFormatter=accessLine)
     web.requestFactory = limitedRequests(limits.size + UPLOAD_SLACK)
     web.displayTracebacks = False
     if not options["trace"]:

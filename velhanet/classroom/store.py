@@ -123,6 +123,11 @@ class Store:
         row = self.db.execute("SELECT person, csrf, created FROM sessions WHERE token = ?", (tokenHash,)).fetchone()
         return None if row is None else (row["person"], row["csrf"], row["created"])
 
+    def forgetSessions(self, before: datetime) -> None:
+        """Sessions begun before ``before`` end."""
+        with self.db:
+            self.db.execute("DELETE FROM sessions WHERE created < ?", (before.isoformat(timespec="seconds"),))
+
     def endSession(self, tokenHash: str) -> None:
         with self.db:
             self.db.execute("DELETE FROM sessions WHERE token = ?", (tokenHash,))

@@ -38,6 +38,16 @@ from velhanet.socha.protocol import SochaFactory, SochaProtocol
 from velhanet.tracing import OUT
 
 
+def fillPlaceholders(command: str, port: int) -> str:
+    """A player's command for the checker's game: ``{port}``, and socha-match's other placeholders as a plain
+    join needs them (``{host}`` 127.0.0.1, ``{seed}`` 1, ``{reservation}`` empty), so that one ``velhanet-run``
+    serves the checks and a league (``'{reservation}'`` quoted: an empty code is a ``<join/>``)."""
+    values = {"{port}": str(port), "{host}": "127.0.0.1", "{seed}": "1", "{reservation}": ""}
+    for placeholder, value in values.items():
+        command = command.replace(placeholder, value)
+    return command
+
+
 @dataclass
 class GameRecord:
     joined: bool = False
@@ -137,7 +147,7 @@ class SochaPlayerConformance(TestCase):
         lobby = _RecordingLobby(reactor, record)
         port = reactor.listenTCP(0, lobby, interface="127.0.0.1")  # type: ignore[arg-type]
         number = port.getHost().port  # type: ignore[attr-defined]
-        command = chosen.command.replace("{port}", str(number))
+        command = fillPlaceholders(chosen.command, number)
         if "{port}" not in chosen.command:
             command += f" --port {number}"
         sandbox: Sandbox = chosen.extra.get("sandbox") or Sandbox.forCommand(SandboxSettings(), say=lambda line: None)
