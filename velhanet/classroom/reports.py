@@ -9,6 +9,7 @@ runs at home against their own program (``againAtHome``), not a command of the s
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 
@@ -44,13 +45,15 @@ def againAtHome(settings: GradeSettings, rules: str, command: str = "") -> str:
 
 
 def withCommands(report: Report, settings: GradeSettings, folder: Path | None) -> Report:
-    """Each rule's ``again:`` for home (the report is one read from the history: changed in place)."""
+    """A copy of ``report`` with each rule's ``again:`` for home (the history's own stays as it was)."""
     command = ""
     if folder is not None and (folder / "velhanet-run").is_file():
         command = (folder / "velhanet-run").read_text(encoding="utf-8", errors="replace").strip()
-    for outcome in report.outcomes:
-        outcome.reproduce = againAtHome(settings, outcome.againRules(), command)
-    return report
+    outcomes = [
+        dataclasses.replace(outcome, reproduce=againAtHome(settings, outcome.againRules(), command))
+        for outcome in report.outcomes
+    ]
+    return dataclasses.replace(report, outcomes=outcomes)
 
 
 def reportPage(handIn: HandIn, graded: Graded, report: Report, printed: bytes, title: str) -> str:

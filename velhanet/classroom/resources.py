@@ -147,13 +147,12 @@ class HandIns(Endpoint):
             graded, report = found
             files = self.site.desk.filesOf(handIn.id)
             printed = (files / "program.log").read_bytes() if (files / "program.log").exists() else b""
-            withCommands(report, self.site.desk.grader.settings, self.site.desk.folderIfAny(handIn))
+            report = withCommands(report, self.site.desk.grader.settings, self.site.desk.folderIfAny(handIn))
             if suffix == "json":
                 request.setHeader(b"content-type", b"application/json; charset=utf-8")
                 return reportJson(report).encode("utf-8") + b"\n"
             if more == [b"log"]:
                 return plain(request, printed.decode("utf-8", "replace"))
-            withCommands(report, self.site.desk.grader.settings, self.site.desk.folderIfAny(handIn))
             return html(request, reportPage(handIn, graded, report, printed, handIn.student))
 
 

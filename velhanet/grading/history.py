@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -93,6 +94,10 @@ CREATE INDEX IF NOT EXISTS handinsByStatus ON handins (status, id);
 """
 
 
+KEPT_GRADINGS = 512
+"""Gradings kept read (a class server's pages read each student's last ones again and again)."""
+
+
 class HistoryError(Exception):
     """The database cannot be used (written by a newer velhanet): the line says so."""
 
@@ -155,6 +160,7 @@ class History:
         self.path = path
         self.connection = sqlite3.connect(path)
         self.connection.row_factory = sqlite3.Row
+        self._read: OrderedDict[int, tuple[Graded, Report]] = OrderedDict()
         version = self.connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise HistoryError(
@@ -255,11 +261,20 @@ class History:
         return grading
 
     def grading(self, grading: int) -> tuple[Graded, Report] | None:
-        """One grading by its id, and its report."""
+        """One grading by its id, and its report (a recorded grading never changes: the last
+        L{KEPT_GRADINGS} asked for are kept read; a caller that changes one makes its own copy)."""
+        kept = self._read.get(grading)
+        if kept is not None:
+            self._read.move_to_end(grading)
+            return kept
         row = self.connection.execute("SELECT * FROM gradings WHERE id = ?", (grading,)).fetchone()
         if row is None:
             return None
-        return self._graded(row), reportFromData(json.loads(zlib.decompress(row["report"])))
+        found = self._graded(row), reportFromData(json.loads(zlib.decompress(row["report"])))
+        self._read[grading] = found
+        if len(self._read) > KEPT_GRADINGS:
+            self._read.popitem(last=False)
+        return found
 
     def versionsOf(self, student: str) -> list[dict[str, Any]]:
         """Every grading of the student's, oldest first, with what changed from the one before (same family)."""
