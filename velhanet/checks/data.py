@@ -61,6 +61,20 @@ def exchangeFromData(item: dict[str, Any]) -> Exchange:
     return Exchange.restored(lines, int(item.get("exchangeLeftOut", 0)))
 
 
+def evidenceFromData(item: dict[str, Any]) -> list[Evidence]:
+    """A rule's other runs and set-ups, as both the plain data and the JSON report keep them."""
+    return [
+        Evidence(
+            str(more["where"]),
+            str(more["status"]),
+            str(more["reason"]),
+            exchangeFromData(more),
+            str(more.get("check") or ""),
+        )
+        for more in item.get("evidence", [])
+    ]
+
+
 def reportFromData(data: dict[str, Any]) -> Report:
     program = data.get("program")
     return Report(
@@ -81,16 +95,7 @@ def reportFromData(data: dict[str, Any]) -> Report:
                 exchange=exchangeFromData(item),
                 runs={str(status): int(n) for status, n in (item.get("runs") or {}).items()},
                 sighted=(int(item["sighted"][0]), int(item["sighted"][1])) if item.get("sighted") else None,
-                evidence=[
-                    Evidence(
-                        str(more["where"]),
-                        str(more["status"]),
-                        str(more["reason"]),
-                        exchangeFromData(more),
-                        str(more.get("check", "")),
-                    )
-                    for more in item.get("evidence", [])
-                ],
+                evidence=evidenceFromData(item),
             )
             for item in data.get("outcomes", [])
         ],
@@ -121,16 +126,7 @@ def reportFromJson(data: dict[str, Any]) -> Report:
                 reproduce=str(item.get("reproduce") or ""),
                 runs={str(status): int(n) for status, n in (item.get("runs") or {}).items()},
                 sighted=(int(item["sighted"]["kept"]), int(item["sighted"]["seen"])) if item.get("sighted") else None,
-                evidence=[
-                    Evidence(
-                        str(more["where"]),
-                        str(more["status"]),
-                        str(more["reason"]),
-                        exchangeFromData(more),
-                        str(more.get("check") or ""),
-                    )
-                    for more in item.get("evidence", [])
-                ],
+                evidence=evidenceFromData(item),
             )
             for item in data.get("rules", [])
         ],

@@ -29,7 +29,7 @@ from twisted.web.server import NOT_DONE_YET, Request
 from zope.interface import provider
 
 from velhanet import i18n
-from velhanet.classroom.archives import UploadLimits
+from velhanet.classroom.archives import UploadLimits, tooLargeText
 from velhanet.classroom.auth import COOKIE, LinkSecret, Person, SessionCookie, Sessions, SignInLimiter, signIn
 from velhanet.classroom.classfile import Classroom
 from velhanet.classroom.desk import Desk
@@ -269,6 +269,20 @@ class Endpoint(Resource):
 
     def notFound(self, request: Request) -> bytes:
         return self.refuse(request, 404, _("there is nothing here for you"))
+
+    async def handingIn(self, request: Request) -> tuple[Person | None, bytes]:
+        """A student handing in, signed in, with the form's token where a cookie signs in, the body within its
+        limit; or nobody and the refusal (in the language spoken now)."""
+        person, how = await self.site.person(request)
+        if person is None:
+            return None, self.notSignedIn(request)
+        if person.teacher:
+            return None, self.refuse(request, 403, _("a teacher does not hand in"))
+        if not self.site.csrfOk(request, how):
+            return None, self.noCsrf(request)
+        if getattr(request, "tooLarge", False):
+            return None, self.refuse(request, 413, tooLargeText(self.site.limits))
+        return person, b""
 
     def noCsrf(self, request: Request) -> bytes:
         return self.refuse(request, 403, _("refused: the form's token is missing or wrong (reload the page)"))

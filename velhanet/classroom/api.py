@@ -24,7 +24,6 @@ from twisted.web.server import Request
 
 from velhanet import i18n
 from velhanet.classroom.answers import ClassSite, Endpoint, asJson, rest
-from velhanet.classroom.archives import tooLargeText
 from velhanet.classroom.reports import reportJson, withCommands
 from velhanet.classroom.store import GRADED, REFUSED, HandIn
 from velhanet.i18n import _
@@ -60,16 +59,10 @@ class ApiHandIns(Endpoint):
     json = True
 
     async def answer_POST(self, request: Request) -> bytes:
-        person, how = await self.site.person(request)
         with i18n.speaking(language := self.site.languageOf(request)):
+            person, refused = await self.handingIn(request)
             if person is None:
-                return self.notSignedIn(request)
-            if person.teacher:
-                return self.refuse(request, 403, _("a teacher does not hand in"))
-            if not self.site.csrfOk(request, how):
-                return self.noCsrf(request)
-            if getattr(request, "tooLarge", False):
-                return self.refuse(request, 413, tooLargeText(self.site.limits))
+                return refused
             kind = (request.getHeader(b"content-type") or b"").split(b";")[0].strip().lower()
             if kind not in ARCHIVE_TYPES:
                 return self.refuse(request, 415, _("send the archive as application/zip or application/gzip"))

@@ -30,7 +30,6 @@ from velhanet import i18n
 from velhanet.checks.outcome import Report
 from velhanet.classroom.answers import ClassSite, Endpoint, clientAddress, cookieOf, html, plain, redirect, rest
 from velhanet.classroom.api import Api
-from velhanet.classroom.archives import tooLargeText
 from velhanet.classroom.auth import LinkSecret, Person, cookieHeader, signIn
 from velhanet.classroom.pages import Shown, historyPage, messagePage, studentPage, teacherPage
 from velhanet.classroom.reports import reportJson, reportPage, withCommands
@@ -111,16 +110,10 @@ class HandIns(Endpoint):
     """``POST /hand-ins``: a browser's upload; ``GET /hand-ins/ID[.json|/log]``: a graded hand-in."""
 
     async def answer_POST(self, request: Request) -> bytes:
-        person, how = await self.site.person(request)
         with i18n.speaking(language := self.site.languageOf(request)):
+            person, refused = await self.handingIn(request)
             if person is None:
-                return self.notSignedIn(request)
-            if person.teacher:
-                return self.refuse(request, 403, _("a teacher does not hand in"))
-            if not self.site.csrfOk(request, how):
-                return self.noCsrf(request)
-            if getattr(request, "tooLarge", False):
-                return self.refuse(request, 413, tooLargeText(self.site.limits))
+                return refused
             archive = request.args.get(b"archive", [b""])[0]
             if not archive:
                 return self.refuse(request, 400, _("no archive: choose your folder's .zip or .tar.gz"))
