@@ -216,10 +216,21 @@ class SandboxedProgram(ProcessProtocol):
             self.ready.callback(None)
 
     def _look(self) -> None:
-        assert self.supervision is not None
+        self.lookNow()
+
+    def lookNow(self) -> bool:
+        """Look at it now, as every L{POLL} seconds: True (and it is stopped) if it broke a limit.
+
+        What it tried to reach is in the watch the moment it tried (the kernel hands the packet over as it
+        leaves), so a caller that looks before it serves the program's next message (the checker's server,
+        before it takes a connection) stops it at the same step every time, not when the next look comes."""
+        if self.supervision is None or self.verdict is not None or self.stopped:
+            return self.stopped
         if self.supervision.check():
             self.log.info(_("sandboxed program broke its {limit} limit: stopped"), limit=self.supervision.limit)
             self.stop()
+            return True
+        return False
 
     # -- accounting, stop, end ----------------------------------------------------------------
 

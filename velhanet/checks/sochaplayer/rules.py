@@ -32,7 +32,7 @@ from velhanet.i18n import _
 from velhanet.sandbox import Sandbox, SandboxSettings
 from velhanet.sandbox.jail import programFolder
 from velhanet.sandbox.launch import QUOTED_TAIL
-from velhanet.sandbox.program import spawn
+from velhanet.sandbox.program import SandboxedProgram, spawn
 from velhanet.socha.player import BotPlayer
 from velhanet.socha.protocol import SochaFactory, SochaProtocol
 from velhanet.tracing import OUT
@@ -77,8 +77,11 @@ class _RecordingLobby(SochaFactory):
         self.record = record
         self.tracing = True
         self.trace = self._recordPlayer
+        self.program: SandboxedProgram | None = None
 
-    def buildProtocol(self, addr: object) -> SochaProtocol:
+    def buildProtocol(self, addr: object) -> SochaProtocol | None:  # type: ignore[override]
+        if self.program is not None and self.program.lookNow():
+            return None  # it broke a limit before it came here: stopped at this step every time
         protocol = super().buildProtocol(addr)
         if not self.everyConnection:
             connected = _("the player connected from {port}").format(port=getattr(addr, "port", "?"))
@@ -159,6 +162,7 @@ class SochaPlayerConformance(TestCase):
             output = open(log, "wb") if log else None  # noqa: SIM115 (the program's end closes it)
             reach = [("127.0.0.1", number)]
             process = spawn(sandbox, reactor, argv, folder=folder, cwd=cwd, reach=reach, output=output)
+            lobby.program = process
         except OSError as error:
             yield port.stopListening()
             record.output = _("cannot start the player: {error}").format(error=error)
