@@ -42,7 +42,7 @@ POLL = 2.0
 
 
 def parser() -> ArgumentParser:
-    top = ArgumentParser(prog="velhanet-class", description=__doc__.splitlines()[0])
+    top = ArgumentParser(prog="velhanet-class", description="The class server's people; handing in from a terminal.")
     commands = top.add_subparsers(dest="command", required=True, metavar="links|revoke|hand-in", help="what to do")
     links = commands.add_parser("links", help="make a personal link for each person who has none, and print it")
     links.add_argument("classFile", metavar="CLASS.toml", help="the class file the server serves")
