@@ -123,7 +123,8 @@ def handInRows(shown: Sequence[Shown], withStudent: bool = False, empty: str = "
         counts = "—"
         if item.report is not None and not item.report.cannotTest:
             counts = ", ".join(f"{item.report.count(status)} {status}" for status in ("PASS", "FAIL", "WARN"))
-        cells = [link, *([escape(handIn.student)] if withStudent else []), escape(handIn.received) + late]
+        when = f'<time datetime="{escape(handIn.received)}">{escape(handIn.received[:16].replace("T", " "))}</time>'
+        cells = [link, *([escape(handIn.student)] if withStudent else []), when + late]
         cells += [escape(version), f'<span class="status">{escape(statusText(item))}</span>', escape(counts)]
         cells.append(escape(item.change))
         classes = f"{handIn.status}{' late' if handIn.late else ''}"
