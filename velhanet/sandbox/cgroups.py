@@ -266,10 +266,18 @@ _lingering: set[ControlGroup] = set()
 """Groups whose removal found them busy, removed at the latest when velhanet exits."""
 
 
-def removeEventually(group: ControlGroup, clock: Clock, attempts: int = int(GIVE_UP_SECONDS / RETRY_SECONDS)) -> None:
-    """Remove ``group`` now or, while its killed processes finish, a little later on ``clock`` (never a wait)."""
+def removeEventually(
+    group: ControlGroup,
+    clock: Clock,
+    attempts: int = int(GIVE_UP_SECONDS / RETRY_SECONDS),
+    done: Callable[[], None] = lambda: None,
+) -> None:
+    """Remove ``group`` now or, while its killed processes finish, a little later on ``clock`` (never a wait);
+    ``done`` once it is removed or given up on (a checker waits for it: nothing of a program is left pending)."""
     if not group.remove() and attempts > 1:
-        clock.callLater(RETRY_SECONDS, removeEventually, group, clock, attempts - 1)
+        clock.callLater(RETRY_SECONDS, removeEventually, group, clock, attempts - 1, done)
+        return
+    done()
 
 
 def removeWaiting(group: ControlGroup, seconds: float = GIVE_UP_SECONDS) -> bool:

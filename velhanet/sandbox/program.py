@@ -105,6 +105,8 @@ class SandboxedProgram(ProcessProtocol):
         self.reach = reach
         self.ready: Deferred[None] = Deferred()
         self.ended: Deferred[Verdict] = Deferred()
+        self.cleaned: Deferred[None] = Deferred()
+        """Fires once nothing of it is left: ended, and its control group removed (or given up on)."""
         self._info = b""
         self._status = b""
         self._listeners: list[Any] = []
@@ -122,6 +124,7 @@ class SandboxedProgram(ProcessProtocol):
         program.status = status
         program.verdict = Verdict(status=status)
         program.ready.callback(None)
+        program.cleaned.callback(None)
         program.ended.callback(program.verdict)
         return program
 
@@ -279,13 +282,19 @@ class SandboxedProgram(ProcessProtocol):
                 raw,
                 stopped=self.stopped,
                 output=self.output,
-                removeGroup=lambda group: removeEventually(group, self.reactor),
+                removeGroup=lambda group: removeEventually(group, self.reactor, done=self._groupRemoved),
             )
         self.verdict = verdict
         self.output.close()
         if not self.ready.called:
             self.ready.callback(None)
+        if self.supervision is None or self.supervision.group is None:
+            self._groupRemoved()
         self.ended.callback(verdict)
+
+    def _groupRemoved(self) -> None:
+        if not self.cleaned.called:
+            self.cleaned.callback(None)
 
 
 def spawn(

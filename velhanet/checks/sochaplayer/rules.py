@@ -205,6 +205,7 @@ class SochaPlayerConformance(TestCase):
             if process.verdict is None:
                 process.stop()
             verdict = yield process.ended
+            yield process.cleaned  # its control group gone: nothing of it pending on the checks' reactor
             for connection in lobby.everyConnection:  # a connection the program's end left open (its relay)
                 _abort(connection.transport)
             chosen.extra["verdict"] = verdict
