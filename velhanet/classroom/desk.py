@@ -98,6 +98,7 @@ class Desk:
         self.listeners: list[Listener] = []
         self.durations: deque[float] = deque(maxlen=20)
         self._indexes: list[int] = []
+        self._retries: list[Any] = []
         self.stopping = False
 
     # -- paths ---------------------------------------------------------------------------
@@ -255,7 +256,8 @@ class Desk:
             return  # the server stops: graded when it starts again
         self.log.failure("the grading of hand-in {id} could not be done: tried again", failure, id=handIn.id)
         self._told(self.store.setStatus(handIn.id, QUEUED))
-        self.reactor.callLater(RETRY, self.enqueue, self.store.handIn(handIn.id))
+        self._retries = [call for call in self._retries if call.active()]
+        self._retries.append(self.reactor.callLater(RETRY, self.enqueue, self.store.handIn(handIn.id)))
 
     def regradeAll(self) -> int:
         """Every student's last graded hand-in, graded again (the teacher's button); how many."""
@@ -267,13 +269,14 @@ class Desk:
                 count += 1
         return count
 
-    def resume(self) -> Deferred[None]:
-        """What was received but not recorded when the server stopped: checked again if it had not been,
-        then queued, oldest first."""
-        return Deferred.fromCoroutine(self._resume())
+    def resume(self, leftOver: list[HandIn]) -> Deferred[None]:
+        """``leftOver``: what was received but not recorded when the server last stopped, read before it
+        listened again (a hand-in received since is the queue's already): checked again if it had not
+        been, then queued, oldest first."""
+        return Deferred.fromCoroutine(self._resume(leftOver))
 
-    async def _resume(self) -> None:
-        for handIn in self.store.unfinished():
+    async def _resume(self, leftOver: list[HandIn]) -> None:
+        for handIn in leftOver:
             if handIn.status == RECEIVED and handIn.kind == UPLOAD:
                 path = self.archives / handIn.archive[:2] / handIn.archive
                 data = await deferToThread(path.read_bytes)
@@ -284,6 +287,9 @@ class Desk:
     def stop(self) -> None:
         """The server stops: what runs is stopped and stays unfinished, to be graded at the next start."""
         self.stopping = True
+        for call in self._retries:
+            if call.active():
+                call.cancel()
         for grading in list(self.running.values()):
             grading.cancel()
 

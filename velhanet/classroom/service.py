@@ -53,6 +53,8 @@ class ClassService(MultiService):
     def __init__(self, site: ClassSite, grader: Grader, engine: Engine, pollEvery: float, listening: Any) -> None:
         super().__init__()
         self.site, self.grader, self.engine, self.pollEvery = site, grader, engine, pollEvery
+        self.leftOver = site.store.unfinished()
+        """What the server had received and not recorded when it last stopped: read before it listens."""
         self.listening = listening
         listening.setServiceParent(self)
         self.poller = LoopingCall(self.poll)
@@ -65,7 +67,7 @@ class ClassService(MultiService):
         super().startService()
         self.site.live.start()
         self.tidying.start(TIDY_EVERY, now=True)
-        self.ready = self.grader.start().addCallback(lambda _: self.site.desk.resume())
+        self.ready = self.grader.start().addCallback(lambda _: self.site.desk.resume(self.leftOver))
         self.ready.addErrback(lambda failure: self.log.failure("the grading could not start", failure))
         gitStudents = [person for person in self.site.classroom.students if person.git]
         if self.pollEvery and gitStudents:
