@@ -226,7 +226,8 @@ class Endpoint(Resource):
                 request.setHeader(b"allow", b"GET, POST")
                 return self.refuse(request, 405, _("this address does not take {method}").format(method=method))
         answering = Deferred.fromCoroutine(self._answered(request, handler))
-        request.notifyFinish().addErrback(lambda _: answering.cancel())
+        if method in ("GET", "HEAD"):  # a change asked for goes on if its asker leaves: a hand-in is kept whole
+            request.notifyFinish().addErrback(lambda _: answering.cancel())
         return NOT_DONE_YET
 
     async def _answered(self, request: Request, handler: Handler) -> None:
