@@ -20,7 +20,7 @@ from typing import Any
 
 from twisted.cred.error import UnauthorizedLogin
 from twisted.cred.portal import Portal
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import CancelledError, Deferred
 from twisted.logger import Logger
 from twisted.web.http import combinedLogFormatter
 from twisted.web.iweb import IAccessLogFormatter
@@ -246,6 +246,8 @@ class Endpoint(Resource):
                 )
             if body is None:
                 return  # a stream: it stays open
+        except CancelledError:
+            return  # its asker left
         except Exception:
             self.log.failure("answering {method} {path}", method=request.method, path=request.path)
             with i18n.speaking(self.site.languageOf(request)):
