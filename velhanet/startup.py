@@ -148,6 +148,10 @@ def listenReason(error: CannotListenError) -> str:
     return getattr(socketError, "strerror", None) or str(socketError)
 
 
+TLS_INSTALL = "pip install 'velhanet[tls]'"
+"""What an ``ssl:`` endpoint needs beside a plain install."""
+
+
 class ListeningService(StreamServerEndpointService):
     """Listens on ``description`` when started; a port it cannot have stops the start, with the reason."""
 
@@ -159,6 +163,9 @@ class ListeningService(StreamServerEndpointService):
         except ValueError as error:  # before any fork: the terminal is still ours
             command = report.program
             raise SystemExit(f"{command}: {option} {description}: {error}\n{usageHint(command)}") from None
+        except ImportError:  # ssl: without pyOpenSSL
+            said = _("TLS needs pyOpenSSL, which this installation lacks: {install}").format(install=TLS_INSTALL)
+            raise SystemExit(f"{report.program}: {option} {description}: {said}") from None
         super().__init__(endpoint, factory)
         self._raiseSynchronously = True
         self.description = description
