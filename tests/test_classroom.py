@@ -28,6 +28,10 @@ from velhanet.classroom.archives import UploadLimits
 from velhanet.classroom.links import makeLink
 from velhanet.sandbox.limits import MIB
 
+FUTURE = "2099-12-20 23:59"
+ONLY = ("--only", "gambit-end,gambit-create")
+"""The rules these tests need graded (every rule is graded in the browser's tests): a grading in seconds."""
+
 
 def run(test: Any) -> Deferred[None]:
     return Deferred.fromCoroutine(test)
@@ -146,7 +150,7 @@ class WhoMaySeeWhatTests(TestCase):
 
     def test_aStudentIsDeniedAnotherStudentsUrlsAndEveryTeacherUrl(self) -> Deferred[None]:
         async def test() -> None:
-            server = ClassServer(self)
+            server = ClassServer(self, FUTURE, *ONLY)
             await server.start()
             code, answer = await server.handIn("ana", tarGz(folderOf(Path(self.mktemp()), "gambit-end")))
             self.assertEqual(code, 202, answer)
@@ -308,7 +312,7 @@ class RecordTests(TestCase):
         """When the answer is made, another connection to the database already sees the hand-in, and its
         archive is on disk under its hash."""
         seen: list[tuple[Any, ...]] = []
-        server = ClassServer(self)
+        server = ClassServer(self, FUTURE, *ONLY)
         realAsJson = api.asJson
 
         def spy(request: Any, data: Any, code: int = 200) -> bytes:
@@ -337,7 +341,7 @@ class RecordTests(TestCase):
     def test_aLateHandInIsMarkedLateAndLeftOutOfTheExport(self) -> Deferred[None]:
         async def test() -> None:
             deadline = datetime.now().astimezone() + timedelta(days=1)
-            server = ClassServer(self, deadline.isoformat(" ", "minutes"))
+            server = ClassServer(self, deadline.isoformat(" ", "minutes"), *ONLY)
             await server.start()
             assert server.service is not None
             first = folderOf(Path(self.mktemp()), "gambit-end")
@@ -366,7 +370,7 @@ class RecordTests(TestCase):
 
     def test_aNewerHandInReplacesTheWaitingOne(self) -> Deferred[None]:
         async def test() -> None:
-            server = ClassServer(self)
+            server = ClassServer(self, FUTURE, *ONLY)
             await server.start()
             folder = folderOf(Path(self.mktemp()), "gambit-end")
             numbers = []
@@ -410,6 +414,15 @@ class StartTests(TestCase):
         self.assertIn("students' programs would run without a sandbox (bwrap is not installed", str(refused.exception))
         self.assertIn("--sandbox off", str(refused.exception))
 
+    def test_onlyNamesRulesOfTheFamily(self) -> None:
+        from velhanet.classroom.service import makeService
+        from velhanet.startup import CannotStart
+
+        server = ClassServer(self, FUTURE, "--only", "gambit-end,velha-hello")
+        with self.assertRaises(CannotStart) as refused:
+            makeService(server.options())
+        self.assertEqual(str(refused.exception), "--only velha-hello: no such rule of gambit")
+
     def test_theClassFileIsChecked(self) -> None:
         from velhanet.classroom.classfile import loadClassroom
         from velhanet.grading.submissions import ClassFileError
@@ -451,7 +464,7 @@ class GitStudentTests(TestCase):
 
     def test_gradeMyLastCommitAndThePoller(self) -> Deferred[None]:
         async def test() -> None:
-            server = ClassServer(self, "2099-12-20 23:59", "--poll", "0", classFile=GIT_CLASS)
+            server = ClassServer(self, FUTURE, "--poll", "0", "--only", "gambit-end,gambit-split", classFile=GIT_CLASS)
             repository = folderOf(server.root / "repos" / "bo", "gambit-end")
             git(repository, "init", "-q", "-b", "main")
             git(repository, "add", ".")
@@ -498,7 +511,7 @@ class TeacherActionTests(TestCase):
 
     def test_gradeEverythingAgainAndThePageInGerman(self) -> Deferred[None]:
         async def test() -> None:
-            server = ClassServer(self)
+            server = ClassServer(self, FUTURE, *ONLY)
             await server.start()
             code, answer = await server.handIn("ana", tarGz(folderOf(Path(self.mktemp()), "gambit-end")))
             await server.waitFor("ana", answer["id"], ("graded",))

@@ -20,6 +20,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.web.server import Site
 
+from velhanet.checks.runner import checksOf, ruleOf
 from velhanet.classroom.answers import UPLOAD_SLACK, ClassSite, accessLine, limitedRequests
 from velhanet.classroom.archives import UploadLimits
 from velhanet.classroom.auth import Sessions, SignInLimiter, classPortal
@@ -130,7 +131,14 @@ def makeService(options: Any, reactor: Any = None) -> ClassService:
             ).format(problem=sandbox.availability.problem)
         )
     os.environ[RUN_VARIABLE] = str(os.getpid())  # the gradings' control groups are named after this server
-    grading = GradeSettings(classroom.family, settings, options["strict"], "", options["repeat"], current().code)
+    if options["only"]:
+        anchors = [ruleOf(test)[1] for test in checksOf(classroom.family)]
+        unknown = [rule for rule in options["only"].split(",") if rule.strip() not in anchors]
+        if unknown:
+            said = _("--only {rules}: no such rule of {family}")
+            report.cannotStart(said.format(rules=", ".join(unknown), family=classroom.family))
+    only = options["only"]
+    grading = GradeSettings(classroom.family, settings, options["strict"], only, options["repeat"], current().code)
     workers = options["workers"] or defaultWorkers(settings.limits)
     engine: Engine
     if options["scheduler"]:

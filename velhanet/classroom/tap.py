@@ -35,6 +35,7 @@ class Options(ShortUsage):
         ["workers", None, 0, "gradings at once on this machine [default: four per processor, as velhanet-grade]", int],
         ["scheduler", None, None, "grade on a running Dask cluster (pip install 'velhanet[cluster]') [default: here]"],
         ["repeat", None, 1, "run every rule N times and count its verdicts", int],
+        ["only", None, "", "grade only these rules, by their ids, comma-separated [default: every rule]"],
         ["poll", None, "5m", "how often the git students' repositories are looked at (0: never)"],
         ["sandbox", None, "auto", "on, or auto: grade in the bubblewrap sandbox (refused without it); off: without"],
         ["limit-memory", None, None, "a program's memory [default: as velhanet-grade]"],
