@@ -2,7 +2,7 @@
 
     python benchmarks/same_verdicts.py [--families gambit,gobang,socha,velha,socha-player] [--times 5]
                                        [--modes seq,par,stress,cluster] [--scheduler tcp://198.18.0.1:8786]
-                                       [--keep DIR] [--verdicts FILE]
+                                       [--keep DIR] [--verdicts FILE [--first N]]
 
 It builds one class per family in a temporary folder: velhanet's own
 implementation and one student per fault of the family's faulty stand-in
@@ -139,6 +139,7 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--modes", default="seq,par,stress")
     parser.add_argument("--times", type=int, default=5)
+    parser.add_argument("--first", type=int, default=1, help="the number of the first grading (to add to --verdicts)")
     parser.add_argument("--scheduler", default="", help="for the cluster mode")
     parser.add_argument("--keep", default="", help="a folder for the classes and outputs (default: temporary)")
     parser.add_argument("--verdicts", default="", help="a JSON file that keeps every grading's verdicts")
@@ -160,7 +161,7 @@ def main() -> None:
     walls: dict[str, list[float]] = {}
     for mode in modes:
         where = ["--scheduler", arguments.scheduler] if mode == "cluster" else WORKERS[mode]
-        for time_ in range(1, arguments.times + 1):
+        for time_ in range(arguments.first, arguments.first + arguments.times):
             stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--quiet"]) if mode == "stress" else None
             try:
                 for family in families:
