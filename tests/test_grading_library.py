@@ -33,8 +33,14 @@ from velhanet.sandbox.limits import SandboxSettings
 BROKEN = ROOT / "standins" / "faulty" / "gambit_server.py"
 OWN = f"{PYTHON} -c 'from twisted.scripts.twistd import run; run()' -n --pidfile= -l /dev/null"
 OWN += " gambit-server --listen tcp:{port}:interface=127.0.0.1"
-MOST_MISSED = 5
-"""Ticks of 10 ms the reactor's own thread may miss while four submissions are graded (a few)."""
+MISSED_PER_RESULT = 3
+"""Ticks of 10 ms the reactor's own thread may miss for each result it records: the history's commit (a write
+to disk) and the student's reports rendered and written, a few milliseconds each, more on a loaded disk.
+Measured for the four results: 1 to 3 on an idle machine, 4 to 5 beside three other trial runs and a class
+grading, 9 once on CI's machine; a reactor that waited for a grading would miss hundreds."""
+LONGEST_STALL = 0.25
+"""Seconds: the longest a result's own work was seen to hold the reactor is 44 ms on a loaded machine; a
+join or a blocking wait for a grading process holds it for a whole grading (seconds)."""
 
 
 def classOf(root: Path, commands: dict[str, str]) -> list[Submission]:
@@ -51,7 +57,8 @@ class LibraryTests(TestCase):
     def test_aClassGradedWhileTheReactorKeepsAnswering(self) -> Deferred[None]:
         """Four submissions graded four at once by the library, a LoopingCall ticking every 10 ms beside it:
         the reports are the programs' own, the progress comes as events, and the reactor's thread misses no
-        more than a few ticks (what the kernel did not give it, a busy machine, left out)."""
+        more than a few ticks a result (what the kernel did not give it, a busy machine, left out), and never
+        stalls as a wait for a grading would."""
         root = Path(self.mktemp()).resolve()
         submissions = classOf(
             root / "class",
@@ -98,7 +105,9 @@ class LibraryTests(TestCase):
             self.assertEqual(len(history.versionsOf("cy")), 1)
             self.assertGreater(len(watch.ticks), 100, "it ticked all along")
             print(f"\n  reactor: {watch.missed()} ticks of 10 ms missed, longest stall {watch.longest() * 1000:.0f} ms")
-            self.assertLessEqual(watch.missed(), MOST_MISSED, f"longest stall {watch.longest():.3f} s")
+            mostMissed = MISSED_PER_RESULT * len(submissions)
+            self.assertLessEqual(watch.missed(), mostMissed, f"longest stall {watch.longest():.3f} s")
+            self.assertLessEqual(watch.longest(), LONGEST_STALL, f"{watch.missed()} ticks missed")
 
         return Deferred.fromCoroutine(grade())
 

@@ -11,12 +11,14 @@ import io
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from twisted.internet.defer import Deferred
 from twisted.trial import unittest
 
 from tests.languages import environment, speaking
@@ -141,6 +143,32 @@ class ChoiceTests(unittest.TestCase):
         self.assertEqual(_("standard output"), "Standardausgabe")
         speaking(self, "es")
         self.assertEqual(_("standard output"), "la salida estándar")
+
+    def test_twoReadersAcrossTheirAwaitsAndAThreadBeside(self) -> None:
+        """A request speaks its reader's language across its awaits while another request, answered meanwhile,
+        speaks another; a thread's work beside them speaks the process's; and the process speaks its own after."""
+        speaking(self, "es")
+        gates: dict[str, Deferred[None]] = {"pt": Deferred(), "de": Deferred()}
+        heard: list[tuple[str, str]] = []
+
+        async def request(code: str) -> None:
+            with i18n.speaking(code):
+                heard.append((code, _("standard output")))
+                await gates[code]
+                heard.append((code, _("standard output")))
+
+        first, second = Deferred.fromCoroutine(request("pt")), Deferred.fromCoroutine(request("de"))
+        beside: list[str] = []
+        thread = threading.Thread(target=lambda: beside.append(_("standard output")))
+        thread.start()
+        thread.join()
+        gates["pt"].callback(None)  # the first request ends inside the second's speaking
+        gates["de"].callback(None)
+        self.successResultOf(first), self.successResultOf(second)
+        pt, de, es = (i18n.language(code).gettext("standard output") for code in ("pt", "de", "es"))
+        self.assertEqual(heard, [("pt", pt), ("de", de), ("pt", pt), ("de", de)])
+        self.assertEqual(beside, [es])
+        self.assertEqual(_("standard output"), es)
 
     def test_pluralForms(self) -> None:
         """Brazilian Portuguese says 0 in the singular, German in the plural."""

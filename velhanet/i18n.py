@@ -23,6 +23,7 @@ import functools
 import gettext
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Final
 
@@ -130,19 +131,27 @@ def language(code: str) -> Language:
     return Language(chosen, translations)
 
 
-_current: Language | None = None
+_default: Language | None = None
+"""What the process speaks (L{use}); None until it is first asked."""
+_spoken: ContextVar[Language | None] = ContextVar("velhanet_spoken", default=None)
+"""What L{speaking} says for the duration, in its own context only: a page rendered for one reader on the
+reactor's thread, a request's coroutine across its awaits (Twisted runs each in a context of its own), never
+a thread's work beside them (a class's reports written in a thread speak the process's language)."""
 
 
 def use(code: str | None = None) -> Language:
     """Speak ``code`` from now on in this process (None: the environment's language); returns it."""
-    global _current
-    _current = language(code if code else fromEnvironment())
-    return _current
+    global _default
+    _default = language(code if code else fromEnvironment())
+    return _default
 
 
 def current() -> Language:
-    """The language this process speaks (the environment's until L{use} says otherwise)."""
-    return _current if _current is not None else use()
+    """The language spoken here: L{speaking}'s, else the process's (the environment's until L{use} says)."""
+    spoken = _spoken.get()
+    if spoken is not None:
+        return spoken
+    return _default if _default is not None else use()
 
 
 def _(message: str) -> str:
@@ -162,15 +171,14 @@ def pgettext(context: str, message: str) -> str:
 
 @contextlib.contextmanager
 def speaking(code: str) -> Iterator[Language]:
-    """Speak ``code`` for the duration (a page rendered at once for one reader, in a reactor that renders one
-    page at a time), then the language spoken before."""
-    global _current
-    before = current()
-    _current = language(code)
+    """Speak ``code`` for the duration, in this context only (this request, this page), then what was spoken
+    before; what runs meanwhile in another context or thread is not touched."""
+    spoken = language(code)
+    token = _spoken.set(spoken)
     try:
-        yield _current
+        yield spoken
     finally:
-        _current = before
+        _spoken.reset(token)
 
 
 def N_(message: str) -> str:

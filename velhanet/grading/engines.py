@@ -70,6 +70,12 @@ class Engine(typing.Protocol):
     def close(self) -> Deferred[None]: ...
 
 
+def readResult(path: Path) -> dict[str, Any]:
+    """A grading process's result (a report with its exchanges: read and parsed beside the reactor)."""
+    result: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return result
+
+
 def localCopy(version: str, folder: Path) -> Path:
     """The folder as every grading sees it, wherever it runs: its content-addressed archive unpacked once
     (no links, no devices), in the same cache a cluster's worker uses."""
@@ -90,7 +96,7 @@ class LocalEngine:
         return succeed(self.size)
 
     def check(self, what: str) -> Deferred[str]:
-        return succeed(codeVersion())
+        return deferToThread(codeVersion)  # a hash of every file of velhanet's: beside the reactor
 
     def grade(self, spec: dict[str, Any], folder: Path, expected: str) -> Deferred[dict[str, Any]]:
         return Deferred.fromCoroutine(self._grade(spec, folder))
@@ -109,14 +115,14 @@ class LocalEngine:
             if not resultPath.exists():
                 said = program.output.lastLine()
                 raise GradingFailed(_(NO_RESULT).format(status=verdict.status, said=said))
-            result: dict[str, Any] = json.loads(resultPath.read_text(encoding="utf-8"))
+            result: dict[str, Any] = await deferToThread(readResult, resultPath)
             result.update(worker=f"local:{slot}", began=began, ended=time.time())
             return result
         finally:
             if slot:
                 self._free.append(slot)
                 self._free.sort()
-            shutil.rmtree(scratch, ignore_errors=True)
+            await deferToThread(shutil.rmtree, scratch, True)
 
     def close(self) -> Deferred[None]:
         return succeed(None)
