@@ -14,10 +14,19 @@ The seconds are the ones ``benchmarks/test_times.py --write
 tests/durations.json`` measured; a test it does not know yet goes first
 (it may be long, and a short one costs nothing there). ``trial tests`` still
 runs the same tests, alphabetically.
+
+Before it hands the suite out it compiles velhanet's own code, the tests'
+and the faulty stand-ins' to bytecode once: the suite starts hundreds of
+Python processes, and where ``PYTHONDONTWRITEBYTECODE`` is set (this
+machine's and CI's environment) each of them compiled every module it
+imported again, a fifth of the suite's processor time (4:57 instead of 5:25
+of wall time, measured). The hostile stand-ins are left as they are: a test
+checks that their folders are exactly what they were.
 """
 
 from __future__ import annotations
 
+import compileall
 import json
 import unittest
 from collections.abc import Iterator
@@ -28,6 +37,9 @@ from twisted.trial.runner import TestLoader
 from twisted.trial.unittest import TestSuite
 
 DURATIONS = Path(__file__).with_name("durations.json")
+ROOT = Path(__file__).resolve().parent.parent
+COMPILED = ("velhanet", "tests", "standins/faulty", "twisted/plugins")
+"""What the suite's processes import, compiled once before the suite runs."""
 
 
 def durations() -> dict[str, float]:
@@ -51,5 +63,7 @@ def longestFirst(tests: list[Any], seconds: dict[str, float]) -> list[Any]:
 
 def testSuite() -> TestSuite:
     """Trial's hook for a module that makes its own suite: all of ``tests``, longest first."""
+    for folder in COMPILED:
+        compileall.compile_dir(ROOT / folder, quiet=2)
     everything = TestLoader().loadByName("tests", recurse=True)
     return TestSuite(longestFirst(list(cases(everything)), durations()))
