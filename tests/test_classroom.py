@@ -22,7 +22,7 @@ from twisted.trial.unittest import TestCase
 from zope.interface import provider
 
 from tests.classroom_harness import ClassServer, folderOf, headers, sleep, tarGz, upload, zipOf
-from tests.processes import PYTHON
+from tests.processes import ENVIRONMENT, PYTHON
 from velhanet.classroom import api
 from velhanet.classroom.archives import UploadLimits
 from velhanet.classroom.links import makeLink
@@ -413,6 +413,37 @@ class StartTests(TestCase):
             makeService(options)
         self.assertIn("students' programs would run without a sandbox (bwrap is not installed", str(refused.exception))
         self.assertIn("--sandbox off", str(refused.exception))
+
+    def test_tlsWithoutPyOpenSslIsOneLine(self) -> None:
+        """``--listen ssl:…`` where pyOpenSSL is missing (a plain install, and this suite's environment: it is
+        hidden here in case it is installed): one line naming the extra that brings it, exit 1, no traceback."""
+        hidden = Path(self.mktemp())
+        (hidden / "OpenSSL").mkdir(parents=True)
+        (hidden / "OpenSSL" / "__init__.py").write_text("raise ImportError('pyOpenSSL is not installed')\n")
+        server = ClassServer(self)
+        command = [PYTHON, "-c", "from twisted.scripts.twistd import run; run()", "-n", "--pidfile=", "-l", "-"]
+        command += ["class-server", "--class", "class.toml", "--sandbox", "off", "--out", "served"]
+        command += ["--listen", "ssl:0:interface=127.0.0.1:privateKey=key.pem:certKey=cert.pem"]
+        environment = dict(ENVIRONMENT, PYTHONPATH=f"{hidden}:{ENVIRONMENT['PYTHONPATH']}")
+        ended = subprocess.run(command, cwd=server.root, env=environment, capture_output=True, text=True, timeout=60)
+        said = (ended.stdout + ended.stderr).strip()
+        self.assertEqual(ended.returncode, 1, said)
+        self.assertEqual(
+            said.splitlines()[-1],
+            "twistd class-server: --listen ssl:0:interface=127.0.0.1:privateKey=key.pem:certKey=cert.pem: TLS needs"
+            " pyOpenSSL, which this installation lacks: pip install 'velhanet[tls]'",
+        )
+        self.assertNotIn("Traceback", said)
+
+    def test_theSessionCookieIsSecureOverTls(self) -> None:
+        """Over TLS (a request that is secure) the cookie says ``Secure``; over plain HTTP it cannot."""
+        from velhanet.classroom.auth import COOKIE, cookieHeader
+
+        overTls, plain = cookieHeader("t0k3n", True).decode(), cookieHeader("t0k3n", False).decode()
+        for attribute in (f"{COOKIE.decode()}=t0k3n", "HttpOnly", "SameSite=Lax"):
+            self.assertIn(attribute, overTls.split("; "))
+        self.assertIn("Secure", overTls.split("; "))
+        self.assertNotIn("Secure", plain.split("; "))
 
     def test_onlyNamesRulesOfTheFamily(self) -> None:
         from velhanet.classroom.service import makeService
