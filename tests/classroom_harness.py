@@ -1,22 +1,36 @@
 """A class server for the tests: made by its ``tap`` and ``makeService`` as twistd makes it, on loopback,
-and spoken to over real HTTP with ``treq`` (cookies kept as a browser keeps them)."""
+and spoken to over real HTTP with ``twisted.web.client`` (L{Browser}: cookies kept as a browser keeps them).
+
+Not ``treq``: it requires Twisted's ``tls`` extra, and with pyOpenSSL installed every process the suite
+starts imports it and ``service_identity`` with the reactor (a tenth of a second of CPU each, a thousand
+processes: a sixth of the suite's time)."""
 
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import tarfile
+import uuid
 import zipfile
 from datetime import datetime
+from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
-from treq.client import HTTPClient
-from treq.cookies import IndexableCookieJar
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
-from twisted.web.client import Agent, HTTPConnectionPool
+from twisted.web.client import (
+    Agent,
+    BrowserLikeRedirectAgent,
+    CookieAgent,
+    FileBodyProducer,
+    HTTPConnectionPool,
+    readBody,
+)
 from twisted.web.http_headers import Headers
+from twisted.web.iweb import IResponse
 
 from tests.processes import PYTHON, ROOT
 from velhanet.classroom.links import makeLink
@@ -65,6 +79,75 @@ def zipOf(members: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+class Answer:
+    """A response: its code and headers now, its body when asked (read once)."""
+
+    def __init__(self, response: IResponse) -> None:
+        self.response, self.code, self.headers = response, response.code, response.headers
+        self._body: bytes | None = None
+
+    async def content(self) -> bytes:
+        if self._body is None:
+            self._body = await readBody(self.response)
+        return self._body
+
+    async def text(self) -> str:
+        return (await self.content()).decode("utf-8")
+
+    async def json(self) -> Any:
+        return json.loads(await self.content())
+
+
+class Browser:
+    """A browser of its own over ``twisted.web.client``: its cookies (``cookies``: False, none at all), redirects
+    followed as a browser follows them unless ``allow_redirects=False``, forms and file fields encoded as a
+    browser encodes them."""
+
+    def __init__(self, pool: HTTPConnectionPool, cookies: bool = True) -> None:
+        agent = Agent(reactor, pool=pool)
+        self.agent = CookieAgent(agent, CookieJar()) if cookies else agent
+
+    def get(self, url: str, headers: Headers | None = None, allow_redirects: bool = True) -> Deferred[Answer]:
+        return self.request(b"GET", url, headers, allow_redirects=allow_redirects)
+
+    def post(
+        self,
+        url: str,
+        data: bytes | dict[str, str] | None = None,
+        headers: Headers | None = None,
+        files: dict[str, tuple[str, str, io.BytesIO]] | None = None,
+        allow_redirects: bool = True,
+    ) -> Deferred[Answer]:
+        sent = Headers() if headers is None else headers.copy()
+        body = data if isinstance(data, bytes) else None
+        if files is not None:
+            boundary = uuid.uuid4().hex
+            body = multipart(boundary, data if isinstance(data, dict) else {}, files)
+            sent.setRawHeaders(b"content-type", [f"multipart/form-data; boundary={boundary}".encode()])
+        elif isinstance(data, dict):
+            body = urlencode(data).encode("ascii")
+            sent.setRawHeaders(b"content-type", [b"application/x-www-form-urlencoded"])
+        return self.request(b"POST", url, sent, body, allow_redirects)
+
+    def request(
+        self, method: bytes, url: str, headers: Headers | None, body: bytes | None = None, allow_redirects: bool = True
+    ) -> Deferred[Answer]:
+        agent = BrowserLikeRedirectAgent(self.agent) if allow_redirects else self.agent
+        producer = None if body is None else FileBodyProducer(io.BytesIO(body))
+        return agent.request(method, url.encode("ascii"), headers, producer).addCallback(Answer)
+
+
+def multipart(boundary: str, fields: dict[str, str], files: dict[str, tuple[str, str, io.BytesIO]]) -> bytes:
+    """A ``multipart/form-data`` body: the form's fields, then its files (name, type, content)."""
+    parts = []
+    for name, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode() + value.encode())
+    for name, (filename, kind, content) in files.items():
+        head = f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+        parts.append(f"{head}Content-Type: {kind}\r\n\r\n".encode() + content.getvalue())
+    return b"\r\n".join(parts) + f"\r\n--{boundary}--\r\n".encode()
+
+
 class ClassServer:
     """One class server of the test's, and its people's links."""
 
@@ -80,7 +163,7 @@ class ClassServer:
         self.secrets: dict[str, str] = {}
         self.pool = HTTPConnectionPool(reactor, persistent=False)
         """Every request's connection closed after its answer: nothing is left open when a test ends."""
-        self.http = HTTPClient(Agent(reactor, pool=self.pool))
+        self.http = Browser(self.pool, cookies=False)
         """Requests without cookies (the API's, with a bearer token)."""
 
     def options(self) -> Options:
@@ -131,18 +214,18 @@ class ClassServer:
     def url(self, path: str) -> str:
         return self.base + path
 
-    def client(self) -> HTTPClient:
+    def client(self) -> Browser:
         """A browser of its own: its cookies are its own."""
-        return HTTPClient(Agent(reactor, pool=self.pool), cookiejar=IndexableCookieJar())
+        return Browser(self.pool)
 
-    async def signedIn(self, name: str) -> HTTPClient:
+    async def signedIn(self, name: str) -> Browser:
         browser = self.client()
         answer = await browser.get(self.url(f"/sign-in/{self.secrets[name]}"), allow_redirects=False)
         await answer.content()
         assert answer.code == 303, answer.code
         return browser
 
-    async def csrfOf(self, browser: HTTPClient, page: str = "/me") -> str:
+    async def csrfOf(self, browser: Browser, page: str = "/me") -> str:
         text = await (await browser.get(self.url(page))).text()
         return text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
 
@@ -178,7 +261,7 @@ def headers(authorization: bytes = b"", kind: bytes = b"", csrf: bytes = b"") ->
 
 
 def upload(archive: bytes) -> Any:
-    """A form's file field for treq (``files=``): the archive as a browser sends it."""
+    """A form's file field (``files=``): the archive as a browser sends it."""
     return {"archive": ("hand-in.tar.gz", "application/gzip", io.BytesIO(archive))}
 
 

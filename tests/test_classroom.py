@@ -1,7 +1,7 @@
 """The class server over real HTTP on loopback: who may see what, forms and tokens, hand-ins and their records.
 
 Every test starts a class server as twistd does (its ``tap`` and ``makeService``) with a class of one
-teacher (tia) and three students (ana, bo, cy), and speaks to it with ``treq``: a browser of its own per
+teacher (tia) and three students (ana, bo, cy), and speaks to it over ``twisted.web.client``: a browser of its own per
 person, cookies kept. Gradings are real (the faulty Gambit stand-in, without the sandbox here: the
 sandbox's own tests are elsewhere).
 """
@@ -417,7 +417,7 @@ class StartTests(TestCase):
     def test_tlsWithoutPyOpenSslIsOneLine(self) -> None:
         """``--listen ssl:…`` where pyOpenSSL is missing (a plain install, and this suite's environment: it is
         hidden here in case it is installed): one line naming the extra that brings it, exit 1, no traceback."""
-        hidden = Path(self.mktemp())
+        hidden = Path(self.mktemp()).resolve()
         (hidden / "OpenSSL").mkdir(parents=True)
         (hidden / "OpenSSL" / "__init__.py").write_text("raise ImportError('pyOpenSSL is not installed')\n")
         server = ClassServer(self)
