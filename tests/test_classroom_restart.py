@@ -46,7 +46,8 @@ class KilledMidGradingTests(SynchronousTestCase):
             "--out",
             str(root / "state"),
             "--sandbox",
-            "off",
+            "on",  # as a class runs: the student's program dies with its grading process (without it, it would
+            # be left running, an orphan, when the server is killed)
             "--workers",
             "1",
             "--only",
