@@ -21,7 +21,7 @@ from typing import TextIO
 from velhanet.checks.base import FAIL
 from velhanet.checks.formats import jsonReport, junitXml, outcomeLine, programLines, reproduceCommand
 from velhanet.checks.page import htmlReport, notTested
-from velhanet.checks.runner import FAMILIES, Outcome, Report, checksOf, ruleOf, runChecks, summary
+from velhanet.checks.runner import FAMILIES, Outcome, Report, runChecks, summary, unknownRules
 from velhanet.checks.settings import CheckSettings, targetFor
 from velhanet.i18n import _
 from velhanet.sandbox import Sandbox, SandboxUnavailable, addSandboxArguments
@@ -146,8 +146,7 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     if arguments.repeat < 1:
         parser.error(_("--repeat must be 1 or more, not {n}").format(n=arguments.repeat))
     if arguments.only:
-        anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
-        unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
+        unknown, anchors = unknownRules(arguments.family, arguments.only)
         if unknown:
             said = _("--only {rules}: no such rule of {family}; its rules: {known}")
             parser.error(said.format(rules=", ".join(unknown), family=arguments.family, known=", ".join(anchors)))

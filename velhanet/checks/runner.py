@@ -135,6 +135,13 @@ def ruleOf(test: Any) -> tuple[str, str]:
     return (_(doc[0]) if doc else test.id().rsplit(".", 1)[-1]), getattr(method, "ruleAnchor", "")
 
 
+def unknownRules(family: str, only: str) -> tuple[list[str], list[str]]:
+    """An ``--only`` list (comma-separated rule ids) against the family's rules: (the ids it has none of, every
+    rule id of the family in run order)."""
+    anchors = [ruleOf(test)[1] for test in checksOf(family)]
+    return [wanted.strip() for wanted in only.split(",") if wanted.strip() not in anchors], anchors
+
+
 def stoppedByDesign(report: Report) -> bool:
     """A check that stops the target by design (Gobang's Kill) passed: the program is ending by itself."""
 

@@ -20,7 +20,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.web.server import Site
 
-from velhanet.checks.runner import checksOf, ruleOf
+from velhanet.checks.runner import unknownRules
 from velhanet.classroom.answers import UPLOAD_SLACK, ClassSite, accessLine, limitedRequests
 from velhanet.classroom.archives import UploadLimits
 from velhanet.classroom.auth import Sessions, SignInLimiter, classPortal
@@ -132,8 +132,7 @@ def makeService(options: Any, reactor: Any = None) -> ClassService:
         )
     os.environ[RUN_VARIABLE] = str(os.getpid())  # the gradings' control groups are named after this server
     if options["only"]:
-        anchors = [ruleOf(test)[1] for test in checksOf(classroom.family)]
-        unknown = [rule for rule in options["only"].split(",") if rule.strip() not in anchors]
+        unknown, _anchors = unknownRules(classroom.family, options["only"])
         if unknown:
             said = _("--only {rules}: no such rule of {family}")
             report.cannotStart(said.format(rules=", ".join(unknown), family=classroom.family))

@@ -58,7 +58,7 @@ from twisted.internet.threads import deferToThread
 from twisted.logger import ILogObserver, LogLevel, formatEvent, globalLogBeginner
 
 from velhanet.checks.formats import reproduceCommand
-from velhanet.checks.runner import FAMILIES, checksOf, ruleOf
+from velhanet.checks.runner import FAMILIES, unknownRules
 from velhanet.cluster.pool import NoWorkers
 from velhanet.cluster.workers import DaskMissing, RunRefused, requireDask
 from velhanet.grading.classrun import ClassOutcome, ClassRun
@@ -164,8 +164,7 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     if not source.exists():
         made.error(_("{path}: no such folder or class file").format(path=source))
     if arguments.only:
-        anchors = [ruleOf(test)[1] for test in checksOf(arguments.family)]
-        unknown = [wanted.strip() for wanted in arguments.only.split(",") if wanted.strip() not in anchors]
+        unknown, _anchors = unknownRules(arguments.family, arguments.only)
         if unknown:
             said = _("--only {rules}: no such rule of {family}")
             made.error(said.format(rules=", ".join(unknown), family=arguments.family))
