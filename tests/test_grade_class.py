@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,16 @@ from velhanet.checks.data import reportFromData, reportToData
 from velhanet.checks.runner import Outcome, Report
 from velhanet.cluster.archive import folderVersion
 from velhanet.cluster.workers import RunRefused, codeVersion, localCluster
+from velhanet.grading import one
 from velhanet.grading.engines import ClusterEngine
 from velhanet.grading.grader import Grader
 from velhanet.grading.history import History, changes
 from velhanet.grading.settings import GradeSettings
 from velhanet.grading.submissions import Submission
 from velhanet.league.config import discoverPlayers, loadLeague
+from velhanet.sandbox import Sandbox
+from velhanet.sandbox.availability import probeBubblewrap
+from velhanet.sandbox.blocking import BlockingProgram
 from velhanet.sandbox.limits import SandboxSettings
 
 BROKEN_GAMBIT = ROOT / "standins" / "faulty" / "gambit_server.py"
@@ -82,6 +87,43 @@ def git(folder: Path, *arguments: str, when: str = "") -> str:
     done = subprocess.run(["git", "-C", str(folder), *arguments], env=environment, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+class ExitedEarlyTests(SynchronousTestCase):
+    def test_itsLastLineIsQuotedThoughTheReaderWasBehind(self) -> None:
+        """A program that printed its last line and exited before the thread reading its output kept the line:
+        the reason still quotes it (a whole suite run once graded "status 127 before it could be tested",
+        the shell's "not found" left in the pipe)."""
+        program = BlockingProgram(
+            Sandbox(SandboxSettings(mode="off"), probeBubblewrap()),
+            ["sh", "-c", "read go; echo 'sh: 1: ./no-such-server: not found' >&2; exit 127"],
+            stdin=True,
+        )
+        keepNow = threading.Event()
+        self.addCleanup(keepNow.set)
+        keep = program.output.keep
+
+        def keepWhenAsked(data: bytes, toSink: bool = True) -> None:
+            keepNow.wait(30)  # the reader thread holds the words until someone waits for them
+            keep(data, toSink)
+
+        program.output.keep = keepWhenAsked  # type: ignore[method-assign]
+        reader = program._reader
+        join = reader.join
+
+        def joinAndLetItKeep(timeout: float | None = None) -> None:
+            keepNow.set()
+            join(timeout)
+
+        reader.join = joinAndLetItKeep  # type: ignore[method-assign]
+        program.write(b"go\n")  # only now does it print and exit
+        self.assertEqual(program.process.wait(30), 127)
+        report = one._exitedEarly("gambit", "cy", program)
+        assert report is not None
+        self.assertEqual(
+            report.cannotTest,
+            "the program exited with status 127 before it could be tested: sh: 1: ./no-such-server: not found",
+        )
 
 
 class ParallelTests(SynchronousTestCase):

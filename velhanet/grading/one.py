@@ -46,6 +46,9 @@ RUN_FILE = "velhanet-run"
 START_WAIT = 10.0
 ENDING_GRACE = 5.0
 """Seconds a program that a check stopped by design has to end by itself before it is stopped."""
+OUTPUT_AFTER_EXIT = 2.0
+"""Seconds an exited program's output is waited for before its last line is quoted (a whole suite run once
+quoted nothing: the report was written before the reader thread had the words ``sh`` printed)."""
 
 
 def _waitForTcp(port: int, program: BlockingProgram) -> None:
@@ -83,6 +86,7 @@ def _exitedEarly(family: str, student: str, program: BlockingProgram) -> Report 
     if program.brokeALimit:
         report.cannotTest = _("the program was stopped before it could be tested")
         return report
+    program.outputRead(OUTPUT_AFTER_EXIT)  # its last line may still be in the pipe
     lines = program.tail.decode("utf-8", "replace").strip().splitlines()
     said = lines[-1].strip() if lines else ""
     if said:

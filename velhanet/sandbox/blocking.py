@@ -212,6 +212,15 @@ class BlockingProgram:
     def poll(self) -> int | None:
         return self.process.poll()
 
+    def outputRead(self, seconds: float) -> bool:
+        """Wait, at most ``seconds``, until its output is read to its end; whether it was.
+
+        A program that has exited may still have its last words in the pipe, not yet in its tail: whoever
+        reads the tail of an ended program waits for this first (bounded: a process it left behind may hold
+        the pipe open)."""
+        self._reader.join(seconds)
+        return not self._reader.is_alive()
+
     @property
     def brokeALimit(self) -> bool:
         return self.supervision is not None and bool(self.supervision.limit)
