@@ -141,7 +141,7 @@ class BlockingProgram:
         except OSError as error:
             self._kill()
             status = self.process.wait()
-            self._reader.join(5)
+            self.outputRead(5)
             if launch.group is not None:
                 removeWaiting(launch.group)
             said = self.tail.decode("utf-8", "replace").strip().splitlines()
@@ -212,14 +212,13 @@ class BlockingProgram:
     def poll(self) -> int | None:
         return self.process.poll()
 
-    def outputRead(self, seconds: float) -> bool:
-        """Wait, at most ``seconds``, until its output is read to its end; whether it was.
+    def outputRead(self, seconds: float) -> None:
+        """Wait, at most ``seconds``, until its output is read to its end.
 
         A program that has exited may still have its last words in the pipe, not yet in its tail: whoever
         reads the tail of an ended program waits for this first (bounded: a process it left behind may hold
         the pipe open)."""
         self._reader.join(seconds)
-        return not self._reader.is_alive()
 
     @property
     def brokeALimit(self) -> bool:
@@ -287,7 +286,7 @@ class BlockingProgram:
             self._kill()
         raw = self.process.wait()
         self._stopping.set()
-        self._reader.join(5)
+        self.outputRead(5)
         status = raw if raw >= 0 else 128 - raw
         if self.supervision is None:
             return unsandboxed(status, self.output)
