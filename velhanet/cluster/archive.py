@@ -10,6 +10,7 @@ program a private copy of it again).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import os
@@ -20,6 +21,58 @@ import tempfile
 from pathlib import Path
 
 CACHE = "velhanet-cluster-programs"
+
+HAS_FILTERS = hasattr(tarfile, "data_filter")
+"""Python 3.11.4 added tar extraction filters (PEP 706); 3.11.0 to 3.11.3, Debian 12's among them, lack them."""
+
+
+class UnsafeMember(tarfile.TarError):
+    """A member that the ``data`` filter refuses: an absolute or escaping name or link, a device, a pipe."""
+
+
+def extractData(bundle: tarfile.TarFile, destination: Path) -> None:
+    """Extract ``bundle`` into ``destination`` under the rules of tarfile's ``data`` filter: nothing outside
+    the destination, no links out of it, no devices or pipes, no set-id bits or others' write bits, no owner
+    taken from the archive. A student's repository or folder is untrusted; on a Python without the filters
+    the same rules are checked here, every member before anything is written."""
+    if HAS_FILTERS:
+        bundle.extractall(destination, filter="data")
+        return
+    root = os.path.realpath(destination)
+    members = [_dataMember(member, root) for member in bundle.getmembers()]
+    bundle.extractall(destination, members=members)
+
+
+def _inside(root: str, path: str) -> bool:
+    return os.path.commonpath([root, os.path.realpath(path)]) == root
+
+
+def _dataMember(member: tarfile.TarInfo, root: str) -> tarfile.TarInfo:
+    """A copy of ``member`` as the ``data`` filter would let it through; L{UnsafeMember} if it would not."""
+    name = member.name.lstrip("/")
+    if os.path.isabs(name) or not _inside(root, os.path.join(root, name)):
+        raise UnsafeMember(f"{member.name!r} would be extracted outside the destination")
+    if member.isdev():
+        raise UnsafeMember(f"{member.name!r} is a device or a pipe")
+    if member.issym():
+        if os.path.isabs(member.linkname):
+            raise UnsafeMember(f"{member.name!r} links to the absolute path {member.linkname!r}")
+        if not _inside(root, os.path.join(root, os.path.dirname(name), member.linkname)):
+            raise UnsafeMember(f"{member.name!r} links outside the destination")
+    if member.islnk() and not _inside(root, os.path.join(root, member.linkname.lstrip("/"))):
+        raise UnsafeMember(f"{member.name!r} links outside the destination")
+    safe = copy.copy(member)
+    safe.name = name
+    safe.uid, safe.gid, safe.uname, safe.gname = os.geteuid(), os.getegid(), "", ""
+    mode = member.mode & 0o755  # no set-id or sticky bits, nobody else writes
+    if member.isreg() or member.islnk():
+        mode |= 0o600
+        if not mode & 0o100:
+            mode &= ~0o011  # executable by others only if by its owner
+    elif member.isdir():
+        mode |= 0o700
+    safe.mode = mode
+    return safe
 
 
 def pack(folder: Path, hidden: bool = True) -> bytes:
@@ -49,7 +102,7 @@ def unpacked(version: str, archive: bytes, root: Path | None = None) -> Path:
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=root))
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as bundle:
-        bundle.extractall(staging, filter="data")  # no absolute paths, no links out, no devices
+        extractData(bundle, staging)
     try:
         staging.rename(target)  # atomic: two tasks of one worker never see half a folder
     except OSError:

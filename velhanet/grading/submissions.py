@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from velhanet.cluster.archive import folderVersion
+from velhanet.cluster.archive import extractData, folderVersion
 from velhanet.i18n import _, ngettext
 from velhanet.sandbox.processes import ToolFailed, runTool
 
@@ -227,7 +227,7 @@ def fromGit(
             shutil.rmtree(staging, ignore_errors=True)
             staging.mkdir(parents=True)
             with tarfile.open(fileobj=io.BytesIO(tree)) as archive:
-                archive.extractall(staging, filter="data")
+                extractData(archive, staging)
             staging.rename(folder)
     except (GitFailed, OSError, tarfile.TarError) as error:
         return failed(_("cannot read {url}: {error}").format(url=url, error=error))
