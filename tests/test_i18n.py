@@ -7,6 +7,7 @@ here, naming the text and the language.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import subprocess
@@ -37,8 +38,12 @@ Text = tuple[str | tuple[str, str], str | None]
 """A text of the code: its message (a plural's two), and its context (``pgettext``) or None."""
 
 
+@functools.cache
 def extracted() -> dict[Text, str]:
-    """Every text marked in velhanet's code, with where it is, as ``pybabel extract -F babel.cfg`` finds them."""
+    """Every text marked in velhanet's code, with where it is, as ``pybabel extract -F babel.cfg`` finds them.
+
+    Seconds of CPU: done once in the process that runs a test needing it, never when the module is imported
+    (every trial worker imports it, and it was 3 s of each one's start)."""
     with (ROOT / "babel.cfg").open() as config:
         methodMap, optionsMap = parse_mapping_cfg(config)
     texts: dict[Text, str] = {}
@@ -60,7 +65,9 @@ def catalogPath(locale: str) -> Path:
 class CatalogTests(unittest.TestCase):
     """Every catalog translates every text of the code, completely and with the same placeholders."""
 
-    texts = extracted()
+    @property
+    def texts(self) -> dict[Text, str]:
+        return extracted()
 
     def test_theCodeHasTextsToTranslate(self) -> None:
         self.assertGreater(len(self.texts), 100)
@@ -173,7 +180,7 @@ class ChoiceTests(unittest.TestCase):
     def test_pluralForms(self) -> None:
         """Brazilian Portuguese says 0 in the singular, German in the plural."""
         singular, plural = "{n} game", "{n} games"
-        self.assertIn(((singular, plural), None), CatalogTests.texts, "the code counts games")
+        self.assertIn(((singular, plural), None), extracted(), "the code counts games")
         counts = {}
         for code in ("pt", "de", "en"):
             speaking(self, code)

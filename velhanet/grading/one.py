@@ -33,7 +33,6 @@ from velhanet.checks.base import Target
 from velhanet.checks.data import reportToData
 from velhanet.checks.runner import Report, runChecks, stoppedByDesign
 from velhanet.checks.settings import DEFAULT_PORTS, CheckSettings, targetFor
-from velhanet.checks.velha import rules as velha
 from velhanet.cluster.workers import dieWithParent
 from velhanet.grading.settings import GradeSettings
 from velhanet.i18n import _, use
@@ -72,6 +71,8 @@ def _waitForFifo(directory: Path, program: BlockingProgram) -> int:
 
 def _waitForPeer(chosen: Target, program: BlockingProgram) -> None:
     """Until something listens on the peer's UDP port (or the wait is over: canTest then says so)."""
+    from velhanet.checks.velha import rules as velha  # the other families' gradings never load it (0.1 s a process)
+
     deadline = time.monotonic() + START_WAIT
     while time.monotonic() < deadline and program.poll() is None and velha.canTest(chosen) is not None:
         time.sleep(0.2)
