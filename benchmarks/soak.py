@@ -198,6 +198,12 @@ def parseArguments(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--json", action="store_true", help="with --inside: one JSON object per service")
     parser.add_argument(
+        "--min-games",
+        type=int,
+        default=0,
+        help="with --inside: measured rounds after --rounds until they played this many games (at most 16 rounds)",
+    )
+    parser.add_argument(
         "--socha-game",
         default=PIRANHAS_GAME,
         choices=(PIRANHAS_GAME, TICTACTOE_GAME),
@@ -256,6 +262,7 @@ async def insideOnce(reactor: Any, name: str, arguments: argparse.Namespace) -> 
                     arguments.churn,
                     work,
                     arguments.socha_game,
+                    arguments.min_games,
                 )
             finally:
                 globalLogPublisher.removeObserver(observer)
