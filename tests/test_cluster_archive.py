@@ -53,6 +53,15 @@ ESCAPES = {
     "a link to an absolute path": tarOf(("passwd", tarfile.SYMTYPE, "/etc/passwd", 0o777)),
     "a link out": tarOf(("out", tarfile.SYMTYPE, "../../escaped.txt", 0o777)),
     "a hard link out": tarOf(("out", tarfile.LNKTYPE, "../escaped.txt", 0o644)),
+    "a path through a link of the archive": tarOf(
+        ("sub", tarfile.SYMTYPE, ".", 0o777), ("sub/../escaped.txt", tarfile.REGTYPE, "out\n", 0o644)
+    ),
+    "a link through a link of the archive": tarOf(
+        ("sub", tarfile.SYMTYPE, ".", 0o777), ("out", tarfile.SYMTYPE, "sub/../escaped.txt", 0o777)
+    ),
+    "a hard link to a link of the archive": tarOf(
+        ("sub", tarfile.SYMTYPE, "../escaped.txt", 0o777), ("hard", tarfile.LNKTYPE, "sub", 0o644)
+    ),
     "a pipe": tarOf(("pipe", tarfile.FIFOTYPE, "", 0o644)),
     "a device": tarOf(("null", tarfile.CHRTYPE, "", 0o666)),
 }

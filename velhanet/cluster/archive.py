@@ -39,28 +39,50 @@ def extractData(bundle: tarfile.TarFile, destination: Path) -> None:
         bundle.extractall(destination, filter="data")
         return
     root = os.path.realpath(destination)
-    members = [_dataMember(member, root) for member in bundle.getmembers()]
-    bundle.extractall(destination, members=members)
+    members = bundle.getmembers()
+    links = {walked for member in members if member.issym() and (walked := _walked(member.name)) is not None}
+    bundle.extractall(destination, members=[_dataMember(member, root, links) for member in members])
 
 
 def _inside(root: str, path: str) -> bool:
     return os.path.commonpath([root, os.path.realpath(path)]) == root
 
 
-def _dataMember(member: tarfile.TarInfo, root: str) -> tarfile.TarInfo:
+def _walked(path: str, links: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """``path`` (relative, slashes) with its ``.`` and ``..`` taken as written; None if it goes through one of
+    ``links`` (the archive's own symbolic links): the kernel follows those, and where they lead is not known
+    until they are written, so a check made before anything is written must refuse such a path."""
+    walked: list[str] = []
+    for part in path.split("/"):
+        if walked and "/".join(walked) in links:
+            return None
+        if part == "..":
+            if walked:
+                walked.pop()
+        elif part not in ("", "."):
+            walked.append(part)
+    return "/".join(walked)
+
+
+def _dataMember(member: tarfile.TarInfo, root: str, links: set[str]) -> tarfile.TarInfo:
     """A copy of ``member`` as the ``data`` filter would let it through; L{UnsafeMember} if it would not."""
     name = member.name.lstrip("/")
     if os.path.isabs(name) or not _inside(root, os.path.join(root, name)):
         raise UnsafeMember(f"{member.name!r} would be extracted outside the destination")
+    if _walked(name, links) is None:
+        raise UnsafeMember(f"{member.name!r} goes through a link of the archive")
     if member.isdev():
         raise UnsafeMember(f"{member.name!r} is a device or a pipe")
     if member.issym():
         if os.path.isabs(member.linkname):
             raise UnsafeMember(f"{member.name!r} links to the absolute path {member.linkname!r}")
-        if not _inside(root, os.path.join(root, os.path.dirname(name), member.linkname)):
+        target = os.path.join(os.path.dirname(name), member.linkname)
+        if not _inside(root, os.path.join(root, target)) or _walked(target, links) is None:
             raise UnsafeMember(f"{member.name!r} links outside the destination")
-    if member.islnk() and not _inside(root, os.path.join(root, member.linkname.lstrip("/"))):
-        raise UnsafeMember(f"{member.name!r} links outside the destination")
+    if member.islnk():
+        target = member.linkname.lstrip("/")
+        if not _inside(root, os.path.join(root, target)) or _walked(target, links) in (None, *links):
+            raise UnsafeMember(f"{member.name!r} links outside the destination")
     safe = copy.copy(member)
     safe.name = name
     safe.uid, safe.gid, safe.uname, safe.gname = os.geteuid(), os.getegid(), "", ""
